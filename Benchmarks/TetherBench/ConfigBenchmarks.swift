@@ -1,0 +1,4 @@
+/// The `config.*` scenarios.
+func configBenchmarks() -> [Benchmark] {
+  []
+}

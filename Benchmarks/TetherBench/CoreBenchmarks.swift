@@ -1,0 +1,4 @@
+/// The `core.*` scenarios.
+func coreBenchmarks() -> [Benchmark] {
+  []
+}

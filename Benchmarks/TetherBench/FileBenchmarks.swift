@@ -1,0 +1,4 @@
+/// The `file.*` scenarios.
+func fileBenchmarks() -> [Benchmark] {
+  []
+}

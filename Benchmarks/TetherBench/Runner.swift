@@ -1,0 +1,168 @@
+import Foundation
+
+struct BenchOptions {
+  var quick = false
+  var filters: [String] = []
+  var tsv = false
+
+  static func parse(_ arguments: [String]) -> BenchOptions {
+    var options = BenchOptions()
+    var iterator = arguments.makeIterator()
+    while let argument = iterator.next() {
+      switch argument {
+      case "--quick": options.quick = true
+      case "--filter":
+        guard let prefix = iterator.next() else { usage("--filter needs a prefix") }
+        options.filters.append(prefix)
+      case "--format":
+        guard let format = iterator.next(), format == "tsv" || format == "table" else {
+          usage("--format takes tsv or table")
+        }
+        options.tsv = format == "tsv"
+      case "-h", "--help": usage(nil)
+      default: usage("unknown argument \(argument)")
+      }
+    }
+    return options
+  }
+
+  static func usage(_ problem: String?) -> Never {
+    if let problem { FileHandle.standardError.write(Data("tether-bench: \(problem)\n".utf8)) }
+    print(
+      """
+      usage: tether-bench [--quick] [--filter PREFIX]... [--format table|tsv]
+        --quick          few samples (a smoke run)
+        --filter PREFIX  run only scenarios whose id starts with PREFIX (repeatable);
+                         the baselines they compare with run too
+        --format tsv     id, median_ns, p90_ns, baseline_id, ratio separated by tabs
+      """)
+    exit(problem == nil ? 0 : 2)
+  }
+}
+
+struct BenchResult {
+  let id: String
+  let median: Double
+  let p90: Double
+  let baseline: String?
+  let note: String
+}
+
+struct BenchRunner {
+  let options: BenchOptions
+
+  var warmups: Int { options.quick ? 1 : 3 }
+  var samples: Int { options.quick ? 3 : 15 }
+
+  func run(_ benchmarks: [Benchmark]) async -> Int32 {
+    let selected = select(benchmarks)
+    if !options.tsv {
+      print(
+        pad("scenario", 36) + pad("median ns", 14, right: true) + pad("p90 ns", 14, right: true)
+          + "  " + pad("baseline", 26) + pad("ratio", 9, right: true))
+    } else {
+      print("id\tmedian_ns\tp90_ns\tbaseline_id\tratio")
+    }
+    var results: [String: BenchResult] = [:]
+    var checksum: UInt64 = 0
+    var failed = false
+    for benchmark in selected {
+      do {
+        let (result, sum) = try await measure(benchmark)
+        checksum &+= sum
+        results[benchmark.id] = result
+        printRow(result, results: results)
+      } catch {
+        failed = true
+        FileHandle.standardError.write(Data("\(benchmark.id): failed: \(error)\n".utf8))
+      }
+    }
+    if !options.tsv { print("checksum \(checksum)") }
+    return failed ? 1 : 0
+  }
+
+  /// The scenarios the filters select, plus the baselines they name, in declaration order.
+  func select(_ benchmarks: [Benchmark]) -> [Benchmark] {
+    guard !options.filters.isEmpty else { return benchmarks }
+    var wanted = Set(
+      benchmarks.filter { b in options.filters.contains { b.id.hasPrefix($0) } }.map(\.id))
+    var changed = true
+    while changed {
+      changed = false
+      for b in benchmarks where wanted.contains(b.id) {
+        if let baseline = b.baseline, !wanted.contains(baseline) {
+          wanted.insert(baseline)
+          changed = true
+        }
+      }
+    }
+    return benchmarks.filter { wanted.contains($0.id) }
+  }
+
+  func measure(_ benchmark: Benchmark) async throws -> (BenchResult, UInt64) {
+    var values: [Double] = []
+    var checksum: UInt64 = 0
+    for round in 0..<(warmups + samples) {
+      let sample: Double
+      switch benchmark.measure {
+      case .perOperation(let operations, let body):
+        let n = options.quick ? max(1, operations / 10) : operations
+        let clock = ContinuousClock()
+        var sum: UInt64 = 0
+        let elapsed = try await clock.measure { sum = try await body(n) }
+        checksum &+= sum
+        sample = Double(elapsed.nanoseconds) / Double(n)
+      case .custom(let body):
+        let (value, sum) = try await body()
+        checksum &+= sum
+        sample = value
+      }
+      if round >= warmups { values.append(sample) }
+    }
+    values.sort()
+    let median = values[values.count / 2]
+    let p90 = values[min(values.count - 1, Int((Double(values.count) * 0.9).rounded(.up)) - 1)]
+    return (
+      BenchResult(
+        id: benchmark.id, median: median, p90: p90, baseline: benchmark.baseline,
+        note: benchmark.note),
+      checksum
+    )
+  }
+
+  func printRow(_ result: BenchResult, results: [String: BenchResult]) {
+    var ratio = ""
+    if let baseline = result.baseline, let base = results[baseline], base.median > 0 {
+      ratio = String(format: "%.2f", result.median / base.median)
+    }
+    if options.tsv {
+      print(
+        [
+          result.id, format(result.median), format(result.p90), result.baseline ?? "", ratio,
+        ].joined(separator: "\t"))
+    } else {
+      print(
+        pad(result.id, 36) + pad(format(result.median), 14, right: true)
+          + pad(format(result.p90), 14, right: true) + "  " + pad(result.baseline ?? "-", 26)
+          + pad(ratio.isEmpty ? "-" : ratio + "x", 9, right: true)
+          + (result.note.isEmpty ? "" : "  " + result.note))
+    }
+  }
+
+  func format(_ value: Double) -> String {
+    value >= 100 ? String(format: "%.0f", value) : String(format: "%.1f", value)
+  }
+
+  func pad(_ text: String, _ width: Int, right: Bool = false) -> String {
+    guard text.count < width else { return text + " " }
+    let fill = String(repeating: " ", count: width - text.count)
+    return right ? fill + text : text + fill
+  }
+}
+
+extension Duration {
+  var nanoseconds: Int64 {
+    let (seconds, attoseconds) = components
+    return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+  }
+}

@@ -1,0 +1,4 @@
+/// The `streams.*` scenarios.
+func streamsBenchmarks() -> [Benchmark] {
+  []
+}

@@ -1,0 +1,64 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let package = Package(
+  name: "Tether",
+  // `Synchronization.Mutex` needs these OS versions on Apple platforms.
+  platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
+  products: [
+    .library(name: "Streams", targets: ["Streams"]),
+    .library(name: "Tether", targets: ["Tether"]),
+    .library(name: "TetherRemoteConfig", targets: ["TetherRemoteConfig"]),
+    .library(name: "TetherTesting", targets: ["TetherTesting"]),
+    .executable(name: "tour", targets: ["Tour"]),
+    .executable(name: "custom-strategy", targets: ["CustomStrategy"]),
+    .executable(name: "tether-bench", targets: ["TetherBench"]),
+  ],
+  targets: [
+    .target(name: "Streams"),
+    .target(name: "Tether", dependencies: ["Streams"]),
+    .target(name: "TetherRemoteConfig", dependencies: ["Streams", "Tether"]),
+    .target(name: "TetherTesting", dependencies: ["Streams", "Tether", "TetherRemoteConfig"]),
+
+    .executableTarget(
+      name: "Tour",
+      dependencies: ["Streams", "Tether", "TetherRemoteConfig"],
+      path: "Examples/Tour",
+      resources: [.copy("Resources")]
+    ),
+    .executableTarget(
+      name: "CustomStrategy",
+      dependencies: ["Tether"],
+      path: "Examples/CustomStrategy"
+    ),
+    .executableTarget(
+      name: "TetherBench",
+      dependencies: ["Streams", "Tether", "TetherRemoteConfig", "TestSupport"],
+      path: "Benchmarks/TetherBench"
+    ),
+
+    // Test infrastructure: a loopback HTTP server, temporary directories, child processes.
+    .target(name: "TestSupport", path: "Tests/TestSupport"),
+    // The second real process that cross-process tests launch.
+    .executableTarget(
+      name: "tether-test-child",
+      dependencies: ["Tether", "TetherRemoteConfig"],
+      path: "Tests/TestChild"
+    ),
+
+    .testTarget(name: "StreamsTests", dependencies: ["Streams", "TetherTesting"]),
+    .testTarget(
+      name: "TetherTests",
+      dependencies: ["Streams", "Tether", "TetherTesting", "TestSupport", "tether-test-child"]
+    ),
+    .testTarget(
+      name: "TetherRemoteConfigTests",
+      dependencies: ["Streams", "Tether", "TetherRemoteConfig", "TetherTesting", "TestSupport"]
+    ),
+    .testTarget(
+      name: "TestSupportTests",
+      dependencies: ["TestSupport", "tether-test-child"]
+    ),
+  ],
+  swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,74 @@
+import Synchronization
+
+/// A protocol indicating that an activity or action supports cancellation.
+///
+/// `cancel()` may be called from any thread, any number of times.
+public protocol Cancellable: Sendable {
+  /// Cancels the activity. Calling it again has no effect.
+  func cancel()
+}
+
+/// A type-erasing cancellable object that cancels the wrapped activity when it is deinitialised.
+///
+/// Keep the `AnyCancellable` returned by `sink` for as long as you want values:
+///
+/// ```swift
+/// var cancellables = Set<AnyCancellable>()
+/// subject.sink { print($0) }.store(in: &cancellables)
+/// ```
+public final class AnyCancellable: Cancellable, Hashable {
+  private let cancelAction: Mutex<(@Sendable () -> Void)?>
+
+  /// Creates a cancellable that runs `cancel` once, on `cancel()` or on deinit.
+  public init(_ cancel: @escaping @Sendable () -> Void) {
+    cancelAction = Mutex(cancel)
+  }
+
+  /// Creates a cancellable that cancels `canceller` on `cancel()` or on deinit.
+  public convenience init<C: Cancellable>(_ canceller: C) {
+    self.init { canceller.cancel() }
+  }
+
+  deinit { cancel() }
+
+  /// Runs the cancel action if it has not run yet.
+  public func cancel() {
+    let action = cancelAction.withLock { action in
+      defer { action = nil }
+      return action
+    }
+    action?()
+  }
+
+  /// Stores this cancellable in the given set, which keeps it alive.
+  public func store(in set: inout Set<AnyCancellable>) {
+    set.insert(self)
+  }
+
+  /// Appends this cancellable to the given collection, which keeps it alive.
+  public func store<C: RangeReplaceableCollection>(in collection: inout C)
+  where C.Element == AnyCancellable {
+    collection.append(self)
+  }
+
+  /// Two `AnyCancellable` values are equal when they are the same object.
+  public static func == (lhs: AnyCancellable, rhs: AnyCancellable) -> Bool { lhs === rhs }
+
+  /// Hashes the object's identity.
+  public func hash(into hasher: inout Hasher) {
+    hasher.combine(ObjectIdentifier(self))
+  }
+}
+
+extension Cancellable {
+  /// Stores a type-erased copy of this cancellable in the given set.
+  public func store(in set: inout Set<AnyCancellable>) {
+    AnyCancellable(self).store(in: &set)
+  }
+
+  /// Appends a type-erased copy of this cancellable to the given collection.
+  public func store<C: RangeReplaceableCollection>(in collection: inout C)
+  where C.Element == AnyCancellable {
+    AnyCancellable(self).store(in: &collection)
+  }
+}

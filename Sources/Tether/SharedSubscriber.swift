@@ -1,0 +1,40 @@
+/// The receiver a key reports external changes to from ``SharedReaderKey/subscribe(context:subscriber:)``.
+///
+/// Methods may be called from any thread.
+public struct SharedSubscriber<Value: Sendable>: Sendable {
+  /// An event a key reports.
+  public enum Event: Sendable {
+    /// The stored value changed to this value.
+    case value(Value)
+    /// The stored value was deleted; holders return to their declared default.
+    case initialValue
+    /// Watching failed; holders keep their value and set `loadError`.
+    case failure(any Error)
+    /// The key started (`true`) or finished (`false`) loading.
+    case loading(Bool)
+  }
+
+  let callback: @Sendable (Event) -> Void
+
+  /// Creates a subscriber that reports events to `callback`.
+  public init(_ callback: @escaping @Sendable (Event) -> Void) {
+    self.callback = callback
+  }
+
+  /// Reports a new stored value; holders take it without saving it back.
+  public func yield(_ value: Value) { callback(.value(value)) }
+  /// Reports a failure; holders keep their value and set `loadError`.
+  public func yield(throwing error: any Error) { callback(.failure(error)) }
+  /// Reports that the stored value was deleted; holders return to their declared default.
+  public func yieldReturningInitialValue() { callback(.initialValue) }
+  /// Reports whether the key is loading.
+  public func yieldLoading(_ isLoading: Bool = true) { callback(.loading(isLoading)) }
+  /// Reports a value, `nil` for the initial value, or an error.
+  public func yield(with result: Result<Value?, any Error>) {
+    switch result {
+    case .success(let value?): yield(value)
+    case .success(nil): yieldReturningInitialValue()
+    case .failure(let error): yield(throwing: error)
+    }
+  }
+}

@@ -1,0 +1,1 @@
+// The remote config module; see issue 6.

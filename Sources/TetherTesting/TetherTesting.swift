@@ -1,0 +1,1 @@
+// Test helpers for code that uses Tether.
