@@ -1,0 +1,3 @@
+/// The tour section on remote config.
+func configTour(_ arguments: TourArguments) async {
+}

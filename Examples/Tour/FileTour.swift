@@ -1,0 +1,3 @@
+/// The tour section on file storage.
+func fileTour(_ arguments: TourArguments) async {
+}

@@ -1,0 +1,3 @@
+/// The tour section on Sharing.
+func sharingTour() async {
+}

@@ -1,0 +1,3 @@
+/// The tour section on Streams.
+func streamsTour() async {
+}
