@@ -20,7 +20,13 @@ struct Locked<State>: ~Copyable, Sendable {
   /// Runs `body` with exclusive access to the state. `body` must not call out.
   @inlinable
   func withLock<R>(_ body: (inout State) throws -> R) rethrows -> R {
-    try mutex.withLock { box in try LockedCarry(value: body(&box.state)) }.value
+    try mutex.withLock { box in
+      // nonisolated(unsafe): hands the result out of the lock; see the type's comment. (A
+      // wrapper struct would do too, but costs a generic metadata lookup per call in
+      // unspecialised code.)
+      nonisolated(unsafe) let result = try body(&box.state)
+      return result
+    }
   }
 }
 
@@ -29,11 +35,4 @@ struct Locked<State>: ~Copyable, Sendable {
 struct LockedBox<State>: @unchecked Sendable {
   @usableFromInline var state: State
   @inlinable init(state: State) { self.state = state }
-}
-
-// @unchecked: carries a result out of `Locked.withLock`; see `Locked`'s comment.
-@usableFromInline
-struct LockedCarry<T>: @unchecked Sendable {
-  @usableFromInline let value: T
-  @inlinable init(value: T) { self.value = value }
 }

@@ -89,7 +89,7 @@ final class SubjectCore<Output, Failure: Error>: Sendable {
     if accepted { subscription.request(.unlimited) } else { subscription.cancel() }
   }
 
-  @inlinable func attach<S: Subscriber>(_ subscriber: S)
+  @inlinable @inline(__always) func attach<S: Subscriber>(_ subscriber: S)
   where S.Input == Output, S.Failure == Failure {
     let keepsLatest = state.withLock { $0.keepsLatest }
     enqueue(.attach(SubjectConduit(core: self, subscriber: subscriber, keepsLatest: keepsLatest)))

@@ -36,7 +36,7 @@ extension Publishers {
     }
 
     /// Attaches the subscriber to the upstream, and to the replacement after a failure.
-    @inlinable public func receive<S: Subscriber>(subscriber: S)
+    @inlinable @inline(__always) public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
       upstream.subscribe(
         CatchInner<Upstream.Failure, NewPublisher, S>(

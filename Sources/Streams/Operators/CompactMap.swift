@@ -31,7 +31,7 @@ extension Publishers {
     }
 
     /// Attaches the subscriber behind a stateless transforming stage.
-    @inlinable public func receive<S: Subscriber>(subscriber: S)
+    @inlinable @inline(__always) public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
       upstream.subscribe(CompactMapInner(downstream: subscriber, transform: transform))
     }

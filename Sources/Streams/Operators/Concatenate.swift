@@ -23,7 +23,7 @@ extension Publishers {
     }
 
     /// Attaches the subscriber to the prefix, then to the suffix.
-    @inlinable public func receive<S: Subscriber>(subscriber: S)
+    @inlinable @inline(__always) public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
       prefix.subscribe(ConcatenateInner(relay: DemandRelay(downstream: subscriber), suffix: suffix))
     }

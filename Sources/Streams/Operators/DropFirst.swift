@@ -28,7 +28,7 @@ extension Publishers {
     }
 
     /// Attaches the subscriber behind a stage that counts the dropped elements.
-    @inlinable public func receive<S: Subscriber>(subscriber: S)
+    @inlinable @inline(__always) public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
       upstream.subscribe(DropInner(downstream: subscriber, remaining: count))
     }

@@ -32,7 +32,7 @@ extension Publishers {
     }
 
     /// Attaches the subscriber behind a stateless filtering stage.
-    @inlinable public func receive<S: Subscriber>(subscriber: S)
+    @inlinable @inline(__always) public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
       upstream.subscribe(FilterInner(downstream: subscriber, isIncluded: isIncluded))
     }

@@ -30,7 +30,7 @@ extension Publishers {
     @inlinable public init(upstream: Upstream) { self.upstream = upstream }
 
     /// Attaches the subscriber behind a stage that ends the stream after one element.
-    @inlinable public func receive<S: Subscriber>(subscriber: S)
+    @inlinable @inline(__always) public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
       upstream.subscribe(FinishingStage(downstream: subscriber) { _ in .forwardAndFinish })
     }
@@ -56,7 +56,7 @@ extension Publishers {
     }
 
     /// Attaches the subscriber behind a stage that skips to the first match, then ends.
-    @inlinable public func receive<S: Subscriber>(subscriber: S)
+    @inlinable @inline(__always) public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
       let predicate = predicate
       upstream.subscribe(

@@ -57,7 +57,7 @@ extension Publishers {
     }
 
     /// Attaches the subscriber behind a stage that reports every event.
-    @inlinable public func receive<S: Subscriber>(subscriber: S)
+    @inlinable @inline(__always) public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
       upstream.subscribe(
         HandleEventsInner(

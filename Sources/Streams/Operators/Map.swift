@@ -34,7 +34,7 @@ extension Publishers {
     }
 
     /// Attaches the subscriber behind a stateless transforming stage.
-    @inlinable public func receive<S: Subscriber>(subscriber: S)
+    @inlinable @inline(__always) public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
       upstream.subscribe(MapInner(downstream: subscriber, transform: transform))
     }

@@ -28,7 +28,7 @@ extension Publishers {
     }
 
     /// Attaches the subscriber behind a stage that counts the elements and ends the stream.
-    @inlinable public func receive<S: Subscriber>(subscriber: S)
+    @inlinable @inline(__always) public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
       var remaining = maxLength
       let stage = FinishingStage(downstream: subscriber, finishAtOnce: maxLength == 0) { _ in

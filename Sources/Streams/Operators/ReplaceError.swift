@@ -28,7 +28,7 @@ extension Publishers {
     }
 
     /// Attaches the subscriber behind a stage that counts demand for the replacement.
-    @inlinable public func receive<S: Subscriber>(subscriber: S)
+    @inlinable @inline(__always) public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
       upstream.subscribe(
         ReplaceErrorInner<Upstream.Failure, S>(

@@ -37,7 +37,7 @@ extension Publishers {
     }
 
     /// Attaches the subscriber behind a stage that keeps the running result.
-    @inlinable public func receive<S: Subscriber>(subscriber: S)
+    @inlinable @inline(__always) public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
       upstream.subscribe(
         ScanInner(downstream: subscriber, result: initialResult, next: nextPartialResult))

@@ -27,7 +27,7 @@ extension Publishers {
     @inlinable public init(upstream: Upstream) { self.upstream = upstream }
 
     /// Attaches the subscriber behind a stage that only retypes the completion.
-    @inlinable public func receive<S: Subscriber>(subscriber: S)
+    @inlinable @inline(__always) public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
       upstream.subscribe(SetFailureTypeInner(downstream: subscriber))
     }

@@ -30,7 +30,7 @@ extension Publishers {
     }
 
     /// Attaches the subscriber behind a transforming stage that can end the stream.
-    @inlinable public func receive<S: Subscriber>(subscriber: S)
+    @inlinable @inline(__always) public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
       upstream.subscribe(
         TryMapInner<Upstream.Output, Upstream.Failure, S>(

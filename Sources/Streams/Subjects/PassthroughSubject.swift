@@ -30,7 +30,7 @@ public final class PassthroughSubject<Output, Failure: Error>: Subject {
   public func send(subscription: any Subscription) { core.send(subscription: subscription) }
 
   /// Attaches a subscriber; it receives its subscription through the subject's queue.
-  @inlinable public func receive<S: Subscriber>(subscriber: S)
+  @inlinable @inline(__always) public func receive<S: Subscriber>(subscriber: S)
   where S.Input == Output, S.Failure == Failure {
     core.attach(subscriber)
   }
