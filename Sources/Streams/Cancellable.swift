@@ -17,11 +17,11 @@ public protocol Cancellable: Sendable {
 /// subject.sink { print($0) }.store(in: &cancellables)
 /// ```
 public final class AnyCancellable: Cancellable, Hashable {
-  private let cancelAction: Mutex<(@Sendable () -> Void)?>
+  private let cancelAction: Locked<(@Sendable () -> Void)?>
 
   /// Creates a cancellable that runs `cancel` once, on `cancel()` or on deinit.
   public init(_ cancel: @escaping @Sendable () -> Void) {
-    cancelAction = Mutex(cancel)
+    cancelAction = Locked(cancel)
   }
 
   /// Creates a cancellable that cancels `canceller` on `cancel()` or on deinit.

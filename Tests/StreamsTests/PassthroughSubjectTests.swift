@@ -103,4 +103,27 @@ import Testing
     source.send(2)
     #expect(recorder.values == [1])
   }
+
+  @Test func subscribersComingAndGoingWhileThreadsSendKeepTheContract() {
+    let subject = PassthroughSubject<Int, Never>()
+    DispatchQueue.concurrentPerform(iterations: 4) { thread in
+      for round in 0..<200 {
+        let recorder = RecordingSubscriber<Int, Never>()
+        subject.subscribe(recorder)
+        subject.send(thread * 1_000 + round)
+        recorder.cancel()
+        // A value sent after cancel() returned never arrives. (One sent before may still be
+        // in flight on another thread's delivery.)
+        let late = -(thread * 1_000 + round) - 1
+        subject.send(late)
+        let events = recorder.events
+        #expect(!recorder.values.contains(late), "nothing sent after cancel() arrives")
+        if let first = events.first, case .subscription = first {
+        } else if !events.isEmpty {
+          Issue.record("the subscription must come first: \(events.prefix(2))")
+        }
+      }
+    }
+    #expect(subject.subscriberCount == 0)
+  }
 }

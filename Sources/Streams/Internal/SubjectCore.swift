@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The delivery engine shared by ``PassthroughSubject`` and ``CurrentValueSubject``.
 ///
 /// Every event (a value, a completion, a new subscriber, a replay of a held value) goes
@@ -27,7 +29,6 @@ final class SubjectCore<Output, Failure: Error>: Sendable {
   struct State {
     @usableFromInline var conduits: ContiguousArray<SubjectConduit<Output, Failure>> = []
     @usableFromInline var queue: [Event] = []
-    @usableFromInline var isDelivering = false
     /// Set when `send(completion:)` is called: later sends are ignored at once.
     @usableFromInline var completion: Subscribers.Completion<Failure>?
     /// Set when the completion event has been delivered: later subscribers complete at once.
@@ -47,8 +48,35 @@ final class SubjectCore<Output, Failure: Error>: Sendable {
 
   @usableFromInline let state: Locked<State>
 
+  /// Who delivers: `delivering` is set while a thread drains; `queued` while `state.queue`
+  /// holds events that thread has not taken yet. Both change only under `state`'s lock,
+  /// except that the deliverer clears `delivering` without the lock when nothing is queued
+  /// (a compare-and-exchange that fails if a sender queued something meanwhile): that saves
+  /// the second lock of every uncontended send.
+  @usableFromInline let flags = Atomic<UInt8>(0)
+  @usableFromInline static var delivering: UInt8 { 1 }
+  @usableFromInline static var queued: UInt8 { 2 }
+
   @inlinable init(current: Output?) {
     state = Locked(State(current: current))
+  }
+
+  /// Called under the lock by a sender: becomes the deliverer (returns `true`) if nobody
+  /// delivers, else marks the queue as holding work for the deliverer (returns `false`, and
+  /// the caller appends its event).
+  @inlinable func claimDelivery(queueing: Bool) -> Bool {
+    var current = flags.load(ordering: .acquiring)
+    while true {
+      let idle = current & Self.delivering == 0
+      let desired =
+        idle
+        ? (queueing ? Self.delivering | Self.queued : Self.delivering)
+        : current | Self.queued
+      let (exchanged, original) = flags.compareExchange(
+        expected: current, desired: desired, ordering: .acquiringAndReleasing)
+      if exchanged { return idle }
+      current = original
+    }
   }
 
   @inlinable var current: Output? { state.withLock { $0.current } }
@@ -59,11 +87,10 @@ final class SubjectCore<Output, Failure: Error>: Sendable {
     let snapshot: ContiguousArray<SubjectConduit<Output, Failure>>? = state.withLock { state in
       guard state.completion == nil else { return nil }
       if state.keepsLatest { state.current = value }
-      if state.isDelivering {
+      guard claimDelivery(queueing: false) else {
         state.queue.append(.value(value))
         return nil
       }
-      state.isDelivering = true
       return state.conduits
     }
     guard let snapshot else { return }
@@ -98,9 +125,7 @@ final class SubjectCore<Output, Failure: Error>: Sendable {
   @inlinable func enqueue(_ event: Event) {
     let isDeliverer = state.withLock { state in
       state.queue.append(event)
-      if state.isDelivering { return false }
-      state.isDelivering = true
-      return true
+      return claimDelivery(queueing: true)
     }
     if isDeliverer { drain() }
   }
@@ -122,17 +147,17 @@ final class SubjectCore<Output, Failure: Error>: Sendable {
   @inlinable func drain() {
     var batch: [Event] = []
     while true {
-      var conduits: ContiguousArray<SubjectConduit<Output, Failure>> = []
-      let hasWork = state.withLock { state in
-        guard !state.queue.isEmpty else {
-          state.isDelivering = false
-          return false
-        }
-        swap(&state.queue, &batch)
-        conduits = state.conduits
-        return true
+      if flags.compareExchange(
+        expected: Self.delivering, desired: 0, ordering: .acquiringAndReleasing
+      ).exchanged {
+        return
       }
-      guard hasWork else { return }
+      var conduits: ContiguousArray<SubjectConduit<Output, Failure>> = []
+      state.withLock { state in
+        swap(&state.queue, &batch)
+        flags.store(Self.delivering, ordering: .releasing)
+        conduits = state.conduits
+      }
       for event in batch {
         switch event {
         case .value(let value):
@@ -187,11 +212,11 @@ final class SubjectConduit<Output, Failure: Error>: Subscription, @unchecked Sen
   /// them.
   @usableFromInline
   struct Target {
-    @usableFromInline let receive: (Output) -> Subscribers.Demand
+    @usableFromInline let receive: Receive
     @usableFromInline let signal: (ConduitSignal<Output, Failure>) -> Void
 
     @inlinable init<S: Subscriber>(_ subscriber: S) where S.Input == Output, S.Failure == Failure {
-      receive = { subscriber.receive($0) }
+      receive = Receive { subscriber.receive($0) }
       signal = { signal in
         switch signal {
         case .subscription(let subscription): subscriber.receive(subscription: subscription)
@@ -199,6 +224,14 @@ final class SubjectConduit<Output, Failure: Error>: Subscription, @unchecked Sen
         }
       }
     }
+  }
+
+  /// The value entry point alone, so that a delivery retains one closure context, not two.
+  @usableFromInline
+  struct Receive {
+    @usableFromInline let call: (Output) -> Subscribers.Demand
+
+    @inlinable init(_ call: @escaping (Output) -> Subscribers.Demand) { self.call = call }
   }
 
   @usableFromInline
@@ -237,9 +270,9 @@ final class SubjectConduit<Output, Failure: Error>: Subscription, @unchecked Sen
   }
 
   @inlinable func deliver(_ value: Output) {
-    let target: Target? = state.withLock { state in
+    let receive: Receive? = state.withLock { state in
       guard let target = state.target else { return nil }
-      if state.demand == .unlimited { return target }
+      if state.demand == .unlimited { return target.receive }
       guard state.demand > 0 else {
         // A CurrentValueSubject keeps the newest value for when demand arrives.
         if state.keepsLatest { state.held = value }
@@ -247,24 +280,24 @@ final class SubjectConduit<Output, Failure: Error>: Subscription, @unchecked Sen
       }
       state.demand -= 1
       state.held = nil
-      return target
+      return target.receive
     }
-    guard let target else { return }
-    let more = target.receive(value)
+    guard let receive else { return }
+    let more = receive.call(value)
     if more > 0 { add(more) }
   }
 
   @inlinable func deliverHeldValue() {
-    let delivery: (Target, Output)? = state.withLock { state in
+    let delivery: (Receive, Output)? = state.withLock { state in
       guard let target = state.target, state.demand > 0, let held = state.held else {
         return nil
       }
       state.demand -= 1
       state.held = nil
-      return (target, held)
+      return (target.receive, held)
     }
-    guard let (target, value) = delivery else { return }
-    let more = target.receive(value)
+    guard let (receive, value) = delivery else { return }
+    let more = receive.call(value)
     if more > 0 { add(more) }
   }
 

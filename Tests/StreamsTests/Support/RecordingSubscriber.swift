@@ -23,11 +23,11 @@ final class RecordingSubscriber<Input: Sendable, Failure: Error>: Subscriber, Ca
     var cancelled = false
   }
 
-  private let state = Mutex(State())
+  private let state = Guarded(State())
   private let initialDemand: Subscribers.Demand
   private let demandPerValue: Subscribers.Demand
   private let onValue: (@Sendable (RecordingSubscriber, Input) -> Void)?
-  private let weakSubscription = Mutex<WeakBox?>(nil)
+  private let weakSubscription = Guarded<WeakBox?>(nil)
 
   /// - Parameters:
   ///   - initialDemand: requested in `receive(subscription:)`.
@@ -110,7 +110,7 @@ final class RecordingSubscriber<Input: Sendable, Failure: Error>: Subscriber, Ca
   }
 
   /// The first subscription received, weakly: `nil` once the publisher released it.
-  var subscriptionObject: AnyObject? { weakSubscription.withLock { $0?.object } }
+  var subscriptionObject: AnyObject? { weakSubscription.withLock { $0 }?.object }
 }
 
 /// A weak reference that can sit in a `Mutex`.
