@@ -10,14 +10,14 @@ extension Publisher where Failure == Never, Output: Sendable {
   /// ```swift
   /// for await value in subject.values { print(value) }
   /// ```
-  public var values: AsyncStream<Output> { values(bufferingPolicy: .unbounded) }
+  @inlinable public var values: AsyncStream<Output> { values(bufferingPolicy: .unbounded) }
 
   /// The publisher's values as an `AsyncStream` with the given buffering policy.
   ///
   /// `.bufferingNewest(1)` conflates: a slow loop skips to the newest value but always gets
   /// the last one. `.bufferingOldest(n)` keeps the first `n` waiting values and drops later
   /// ones until the loop catches up.
-  public func values(
+  @inlinable public func values(
     bufferingPolicy: AsyncStream<Output>.Continuation.BufferingPolicy
   ) -> AsyncStream<Output> {
     let (stream, continuation) = AsyncStream.makeStream(
@@ -44,12 +44,12 @@ extension Publisher where Output: Sendable {
   ///   print("failed:", error)
   /// }
   /// ```
-  public var values: AsyncThrowingStream<Output, any Error> {
+  @inlinable public var values: AsyncThrowingStream<Output, any Error> {
     values(bufferingPolicy: .unbounded)
   }
 
   /// The publisher's values as an `AsyncThrowingStream` with the given buffering policy.
-  public func values(
+  @inlinable public func values(
     bufferingPolicy: AsyncThrowingStream<Output, any Error>.Continuation.BufferingPolicy
   ) -> AsyncThrowingStream<Output, any Error> {
     let (stream, continuation) = AsyncThrowingStream.makeStream(
@@ -69,12 +69,13 @@ extension Publisher where Output: Sendable {
 }
 
 /// The subscriber behind `values`: unlimited demand, each value yielded to the stream.
-private final class StreamSubscriber<Input: Sendable, Failure: Error>: Subscriber, Cancellable {
-  private let yield: @Sendable (Input) -> Void
-  private let finish: @Sendable (Subscribers.Completion<Failure>) -> Void
-  private let link = UpstreamLink()
+@usableFromInline
+final class StreamSubscriber<Input: Sendable, Failure: Error>: Subscriber, Cancellable {
+  @usableFromInline let yield: @Sendable (Input) -> Void
+  @usableFromInline let finish: @Sendable (Subscribers.Completion<Failure>) -> Void
+  @usableFromInline let link = UpstreamLink()
 
-  init(
+  @inlinable init(
     yield: @escaping @Sendable (Input) -> Void,
     finish: @escaping @Sendable (Subscribers.Completion<Failure>) -> Void
   ) {
@@ -82,18 +83,18 @@ private final class StreamSubscriber<Input: Sendable, Failure: Error>: Subscribe
     self.finish = finish
   }
 
-  func receive(subscription: any Subscription) {
+  @usableFromInline func receive(subscription: any Subscription) {
     if link.attach(subscription) { subscription.request(.unlimited) }
   }
 
-  func receive(_ input: Input) -> Subscribers.Demand {
+  @inlinable func receive(_ input: Input) -> Subscribers.Demand {
     yield(input)
     return .none
   }
 
-  func receive(completion: Subscribers.Completion<Failure>) {
+  @usableFromInline func receive(completion: Subscribers.Completion<Failure>) {
     if link.finish() { finish(completion) }
   }
 
-  func cancel() { link.cancel() }
+  @usableFromInline func cancel() { link.cancel() }
 }
