@@ -128,3 +128,36 @@ private final class Log: Sendable {
     #expect(count.load(ordering: .relaxed) == 4_000)
   }
 }
+
+/// Records a publisher's events stamped with a test scheduler's virtual time, in milliseconds
+/// since the recorder was made: `"300ms 1"`, `"1000ms finished"`, `"1000ms failure"`.
+final class Timeline: Sendable {
+  private let scheduler: TestScheduler
+  private let start: TestScheduler.SchedulerTimeType
+  private let entries = Mutex<[String]>([])
+  private let cancellable = Mutex<AnyCancellable?>(nil)
+
+  init<P: Publisher>(_ publisher: P, on scheduler: TestScheduler) {
+    self.scheduler = scheduler
+    start = scheduler.now
+    let subscription = publisher.sink(
+      receiveCompletion: { [weak self] completion in
+        switch completion {
+        case .finished: self?.append("finished")
+        case .failure: self?.append("failure")
+        }
+      },
+      receiveValue: { [weak self] value in self?.append("\(value)") })
+    cancellable.withLock { $0 = subscription }
+  }
+
+  /// Cancels the subscription.
+  func cancel() { cancellable.withLock { $0 }?.cancel() }
+
+  var events: [String] { entries.withLock { $0 } }
+
+  private func append(_ event: String) {
+    let ms = start.distance(to: scheduler.now).magnitude / 1_000_000
+    entries.withLock { $0.append("\(ms)ms \(event)") }
+  }
+}
