@@ -75,6 +75,11 @@ public final class TestScheduler: Scheduler {
 
   private let state: Mutex<State>
 
+  /// Runs `body` with the state under the lock, announced to ThreadSanitizer.
+  private func withState<R: Sendable>(_ body: (inout State) -> R) -> R {
+    state.withAnnotatedLock { body(&$0) }
+  }
+
   /// Creates a test scheduler whose clock starts at `now`.
   ///
   /// The default start is an arbitrary fixed instant, the same for every test scheduler.
@@ -84,7 +89,7 @@ public final class TestScheduler: Scheduler {
 
   /// The scheduler's current virtual time.
   public var now: SchedulerTimeType {
-    state.withLock { $0.now }
+    withState { $0.now }
   }
 
   /// The minimum tolerance allowed by the scheduler: zero.
@@ -92,7 +97,7 @@ public final class TestScheduler: Scheduler {
 
   /// Schedules the action to run at the current virtual time, on the next advance.
   public func schedule(options: SchedulerOptions?, _ action: @escaping @Sendable () -> Void) {
-    state.withLock { state in
+    withState { state in
       _ = state.enqueue(state.now, interval: nil, action)
     }
   }
@@ -106,7 +111,7 @@ public final class TestScheduler: Scheduler {
     options: SchedulerOptions?,
     _ action: @escaping @Sendable () -> Void
   ) {
-    state.withLock { state in
+    withState { state in
       _ = state.enqueue(date, interval: nil, action)
     }
   }
@@ -122,11 +127,11 @@ public final class TestScheduler: Scheduler {
   ) -> any Cancellable {
     // A zero or negative interval would fire forever at one instant.
     let interval = Swift.max(interval, .nanoseconds(1))
-    let id = state.withLock { state in
+    let id = withState { state in
       state.enqueue(date, interval: interval, action)
     }
     return AnyCancellable { [weak self] in
-      self?.state.withLock { state in
+      self?.withState { state in
         state.scheduled.removeAll { $0.id == id }
       }
     }
@@ -145,7 +150,7 @@ public final class TestScheduler: Scheduler {
   /// An instant in the past leaves the clock where it is and runs the actions already due.
   public func advance(to instant: SchedulerTimeType) {
     while true {
-      let action: (@Sendable () -> Void)? = state.withLock { state in
+      let action: (@Sendable () -> Void)? = withState { state in
         let deadline = Swift.max(instant, state.now)
         guard let due = state.scheduled.last, due.date <= deadline else {
           state.now = deadline
@@ -171,7 +176,7 @@ public final class TestScheduler: Scheduler {
   /// Repeating actions run at each of their instants up to the last one-shot action's time;
   /// they do not keep `run()` from returning.
   public func run() {
-    while let date = state.withLock({ state in
+    while let date = withState({ state in
       state.scheduled.filter { $0.interval == nil }.map(\.date).min()
     }) {
       advance(to: date)
