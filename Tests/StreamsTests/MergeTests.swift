@@ -1,4 +1,6 @@
+import Dispatch
 import Streams
+import Synchronization
 import Testing
 
 @Suite struct MergeTests {
@@ -74,6 +76,28 @@ import Testing
     let recorder = RecordingSubscriber<Int, ContractError>()
     Publishers.MergeMany<PassthroughSubject<Int, ContractError>>([]).subscribe(recorder)
     #expect(recorder.events == [.subscription, .completion(.finished)])
+  }
+
+  @Test func threadsSendingIntoBothUpstreamsReachTheSubscriberOneCallAtATime() {
+    let a = PassthroughSubject<Int, Never>()
+    let b = PassthroughSubject<Int, Never>()
+    let received = Counter()
+    let overlaps = Counter()
+    let inside = Atomic(false)
+    let cancellable = a.merge(with: b).sink { _ in
+      if inside.exchange(true, ordering: .acquiring) { overlaps.increment() }
+      // Stay inside a little, so that a second concurrent call would be seen.
+      for _ in 0..<100 where inside.load(ordering: .relaxed) == false { overlaps.increment() }
+      received.increment()
+      inside.store(false, ordering: .releasing)
+    }
+    DispatchQueue.concurrentPerform(iterations: 4) { thread in
+      let subject = thread.isMultiple(of: 2) ? a : b
+      for value in 0..<10_000 { subject.send(value) }
+    }
+    #expect(received.value == 40_000)
+    #expect(overlaps.value == 0)
+    cancellable.cancel()
   }
 
   @Test func keepsThePublisherContract() {

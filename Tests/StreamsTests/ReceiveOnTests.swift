@@ -56,6 +56,29 @@ import Testing
     #expect(received.withLock { $0 } == Array(0..<1_000))
   }
 
+  @Test func aConcurrentQueueStillCallsTheSubscriberOneAtATime() async {
+    let queue = DispatchQueue(label: "ReceiveOnTests.concurrent", attributes: .concurrent)
+    let source = PassthroughSubject<Int, Never>()
+    let received = Counter()
+    let overlaps = Counter()
+    let inside = Atomic(false)
+    let cancellable = Mutex<AnyCancellable?>(nil)
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+      let subscription = source.receive(on: queue).sink { _ in
+        if inside.exchange(true, ordering: .acquiring) { overlaps.increment() }
+        // Stay inside a little, so that a second concurrent call would be seen.
+        for _ in 0..<100 where inside.load(ordering: .relaxed) == false { overlaps.increment() }
+        inside.store(false, ordering: .releasing)
+        // The last value may overtake others on a concurrent queue: count, then finish.
+        received.increment()
+        if received.value == 2_000 { continuation.resume() }
+      }
+      cancellable.withLock { $0 = subscription }
+      (0..<2_000).forEach(source.send)
+    }
+    #expect(overlaps.value == 0)
+  }
+
   @Test func keepsThePublisherContract() {
     let scheduler = TestScheduler()
     checkOperatorContract(settle: { scheduler.advance() }) { $0.receive(on: scheduler) }
