@@ -7,19 +7,18 @@ import Synchronization
 /// Scheduled actions run on the thread that calls ``advance(by:)``, ``advance(to:)`` or
 /// ``run()``, in order of their due time; actions due at the same instant run in the order
 /// they were scheduled. An action scheduled for "now" (``schedule(options:_:)``) runs on the
-/// next advance, even ``advance()`` by zero. The clock uses `DispatchQueue`'s time and stride
+/// next advance, even `advance()` by zero. The clock uses `DispatchQueue`'s time and stride
 /// types, so code written for a `DispatchQueue` time type accepts a test scheduler too:
 ///
 /// ```swift
 /// let scheduler = TestScheduler()
 /// let subject = PassthroughSubject<Int, Never>()
-/// var received: [Int] = []
 /// let cancellable = subject
 ///   .debounce(for: .seconds(1), scheduler: scheduler)
-///   .sink { received.append($0) }
+///   .sink { print($0) }
 /// subject.send(1)
-/// scheduler.advance(by: .milliseconds(999))  // received == []
-/// scheduler.advance(by: .milliseconds(1))    // received == [1]
+/// scheduler.advance(by: .milliseconds(999))  // prints nothing yet
+/// scheduler.advance(by: .milliseconds(1))  // prints 1
 /// ```
 ///
 /// A test scheduler is thread-safe: actions may be scheduled from any thread.
