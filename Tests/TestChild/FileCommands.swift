@@ -121,8 +121,10 @@ private func describe(_ result: Result<Int?, any Error>) -> String {
 private func save<Value>(
   _ value: Value, to key: FileStorageKey<Value>, _ context: SaveContext
 ) async throws {
-  try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-    key.save(value, context: context, continuation: SaveContinuation { continuation.resume(with: $0) })
+  try await withCheckedThrowingContinuation {
+    (continuation: CheckedContinuation<Void, any Error>) in
+    key.save(
+      value, context: context, continuation: SaveContinuation { continuation.resume(with: $0) })
   }
 }
 

@@ -59,7 +59,9 @@ final class ManualFileClock: FileStorageClock {
   func advance(by duration: Duration) {
     let due = state.withLock { state -> [Timer] in
       state.now += duration
-      let due = state.timers.filter { $0.deadline <= state.now }.sorted { $0.deadline < $1.deadline }
+      let due = state.timers.filter { $0.deadline <= state.now }.sorted {
+        $0.deadline < $1.deadline
+      }
       state.timers.removeAll { $0.deadline <= state.now }
       return due
     }
@@ -111,8 +113,10 @@ final class EventLog<Event: Sendable>: Sendable {
         return
       }
       let (seconds, attoseconds) = timeout.components
-      let deadline = DispatchTime.now() + .nanoseconds(
-        Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
+      let deadline =
+        DispatchTime.now()
+        + .nanoseconds(
+          Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
       DispatchQueue.global().asyncAfter(deadline: deadline) { [weak self] in
         let expired = self?.state.withLock { $0.waiters.removeValue(forKey: id) }
         expired?.continuation.resume(returning: false)
@@ -159,7 +163,8 @@ extension FileStorageKey {
   /// The result of `load(context: .initialValue(…))`.
   func loadResult(_ context: LoadContext<Value>) -> Result<Value?, any Error> {
     let result = Mutex<Result<Value?, any Error>?>(nil)
-    load(context: context, continuation: LoadContinuation { value in result.withLock { $0 = value } })
+    load(
+      context: context, continuation: LoadContinuation { value in result.withLock { $0 = value } })
     // The file key resumes synchronously.
     return result.withLock { $0 } ?? .failure(CancellationError())
   }
@@ -168,7 +173,8 @@ extension FileStorageKey {
   func saveAndWait(_ value: Value, _ context: SaveContext = .userInitiated) async throws {
     try await withCheckedThrowingContinuation {
       (continuation: CheckedContinuation<Void, any Error>) in
-      save(value, context: context, continuation: SaveContinuation { continuation.resume(with: $0) })
+      save(
+        value, context: context, continuation: SaveContinuation { continuation.resume(with: $0) })
     }
   }
 

@@ -16,11 +16,11 @@ struct FileStat: Equatable, Sendable {
     size = Int64(raw.st_size)
     mode = UInt32(raw.st_mode)
     #if canImport(Darwin)
-      modifiedSeconds = Int64(raw.st_mtimespec.tv_sec)
-      modifiedNanoseconds = Int64(raw.st_mtimespec.tv_nsec)
+    modifiedSeconds = Int64(raw.st_mtimespec.tv_sec)
+    modifiedNanoseconds = Int64(raw.st_mtimespec.tv_nsec)
     #else
-      modifiedSeconds = Int64(raw.st_mtim.tv_sec)
-      modifiedNanoseconds = Int64(raw.st_mtim.tv_nsec)
+    modifiedSeconds = Int64(raw.st_mtim.tv_sec)
+    modifiedNanoseconds = Int64(raw.st_mtim.tv_nsec)
     #endif
   }
 }

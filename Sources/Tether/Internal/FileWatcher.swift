@@ -34,9 +34,9 @@ final class FileWatcher: Sendable {
 
   init() {
     #if canImport(Glibc) || canImport(Musl)
-      backend = InotifyBackend()
+    backend = InotifyBackend()
     #else
-      backend = DispatchBackend()
+    backend = DispatchBackend()
     #endif
   }
 
