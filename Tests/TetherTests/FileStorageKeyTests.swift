@@ -131,14 +131,9 @@ import Testing
     #expect(decodeFile(key.url, as: Int.self) == 2)
   }
 
-  @Test func theExitFlushWritesEveryPendingSave() throws {
-    defer { directory.remove() }
-    let key = key()
-    key.save(1)
-    key.save(2)
-    FileStorage.flushAll()
-    #expect(decodeFile(key.url, as: Int.self) == 2)
-  }
+  // The exit flush is tested in a real process that exits right after mutating:
+  // `FileStorageCrossProcessTests.aPendingWriteIsFlushedWhenAChildMutatesAndExitsAtOnce`.
+  // (Calling it here would flush every other test's pending saves too.)
 
   @Test func userInitiatedLoadWritesThePendingSaveFirst() throws {
     defer { directory.remove() }

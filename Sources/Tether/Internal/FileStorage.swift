@@ -127,7 +127,8 @@ final class FileStorage: Sendable {
   // MARK: - Saving
 
   /// Saves the bytes `encode` produces. Returns at once; `continuation` resumes after the
-  /// write (or after a later write that superseded it).
+  /// write, or when a newer save replaces this one while both wait for the window, or when
+  /// a change made by someone else wins over it.
   ///
   /// The first save after a quiet `window` is written at once; saves inside the window
   /// replace one pending trailing write, written when the window ends. An `immediate` save
@@ -138,7 +139,8 @@ final class FileStorage: Sendable {
     immediate: Bool, window: Duration, clock: any FileStorageClock,
     continuation: SaveContinuation
   ) {
-    let timerToCancel: FileTimer? = state.withLock { state in
+    let (timerToCancel, superseded) = state.withLock {
+      state -> (FileTimer?, [SaveContinuation]) in
       let now = clock.now
       if immediate {
         var continuations = state.pending?.continuations ?? []
@@ -148,14 +150,14 @@ final class FileStorage: Sendable {
         state.lastWrite = now
         enqueue(job, throttled: false)
         defer { state.trailingTimer = nil }
-        return state.trailingTimer
+        return (state.trailingTimer, [])
       }
-      if var pending = state.pending {
-        pending.encode = encode
-        pending.decodes = decodes
-        pending.continuations.append(continuation)
-        state.pending = pending
-        return nil
+      if let pending = state.pending {
+        // The newer value replaces the pending one, which will never be written: its save
+        // is complete. (Resuming it now also keeps memory flat under a mutation storm.)
+        state.pending = PendingWrite(
+          encode: encode, decodes: decodes, continuations: [continuation])
+        return (nil, pending.continuations)
       }
       if let lastWrite = state.lastWrite, now - lastWrite < window {
         state.pending = PendingWrite(
@@ -163,15 +165,16 @@ final class FileStorage: Sendable {
         state.trailingTimer = clock.schedule(after: lastWrite + window - now) { [weak self] in
           self?.writeTrailing(clock: clock)
         }
-        return nil
+        return (nil, [])
       }
       state.lastWrite = now
       enqueue(
         PendingWrite(encode: encode, decodes: decodes, continuations: [continuation]),
         throttled: true)
-      return nil
+      return (nil, [])
     }
     timerToCancel?.cancel()
+    superseded.forEach { $0.resume() }
   }
 
   /// Writes the pending save now, if there is one (when a holder goes away, and at exit).

@@ -182,3 +182,9 @@ extension SharedReaderKey {
     FileStorageKey(url: url, throttle: throttle, decode: decode, encode: encode)
   }
 }
+
+extension FileStorageKey {
+  /// How many times this process has written the key's file so far (for benchmarks and
+  /// diagnostics; not part of the stable API).
+  @_spi(Diagnostics) public var writeCount: Int { storage.writeCount }
+}
