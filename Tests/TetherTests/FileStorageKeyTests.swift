@@ -238,9 +238,10 @@ import Testing
     try Data("garbage".utf8).write(to: key.url, options: .atomic)
     #expect(
       await log.wait(for: {
-        if case .failure(let message) = $0 { return message.contains("corrupt-") }
+        if case .failure(let message) = $0 { return message.contains("could not decode") }
         return false
       }))
+    #expect(try Data(contentsOf: key.url) == Data("garbage".utf8))  // Left for its writer.
     try await key.saveAndWait(4)
     let preserved = directory.entries().filter { $0.hasPrefix("value.json.corrupt-") }
     #expect(preserved.count == 1)

@@ -66,10 +66,12 @@ import Testing
     try FileManager.default.removeItem(at: directory.file("a"))
     #expect(await log.wait(from: seen, for: { $0 == .removed }))
 
-    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    // Recreated quickly, the directory may be back before the watcher has handled its
+    // removal; then the watcher cannot tell what happened inside it and says `unknown`.
     seen = log.events.count
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     try Data("2".utf8).write(to: url, options: .atomic)
-    #expect(await log.wait(from: seen, for: { $0 == .written }))
+    #expect(await log.wait(from: seen, for: { $0 == .written || $0 == .unknown }))
   }
 
   @Test func cancelledWatchHearsNothingMore() async throws {

@@ -28,6 +28,9 @@ final class FileStorage: Sendable {
     case unknown
     case absent
     case present(FileStat, Fingerprint)
+    /// A file that did not decode when seen while watching. It stays where it is (its writer
+    /// may not be finished with it) until this process is about to overwrite it.
+    case corrupt(FileStat)
   }
 
   /// A save waiting for its turn: the newest value of a throttle window.
@@ -102,7 +105,7 @@ final class FileStorage: Sendable {
     flushingPending: Bool, decode: @Sendable (Data) throws -> Value
   ) -> Result<Value?, any Error> {
     onQueue {
-      if flushingPending, let job = takePending() { perform(job, throttled: false) }
+      if flushingPending, let job = takePending() { perform(job, throttled: true) }
       let contents: (Data, FileStat)?
       do throws(FileSystemError) {
         contents = try FileSystem.read(path)
@@ -230,16 +233,20 @@ final class FileStorage: Sendable {
   private func perform(_ job: PendingWrite, throttled: Bool) {
     let known = state.withLock { $0.disk }
     let current = FileSystem.stat(path)
-    if !Self.matches(known, current) {
+    var mayHoldUndecodableBytes = false
+    if case .corrupt = known {
+      mayHoldUndecodableBytes = true
+    } else if !Self.matches(known, current) {
       if throttled && known != .unknown && refresh() {
         job.continuations.forEach { $0.resume() }
         return
       }
-      if current != nil, let (data, identity) = try? FileSystem.read(path), !data.isEmpty,
-        !job.decodes(data)
-      {
-        _ = FileSystem.moveAside(path, expected: identity)
-      }
+      mayHoldUndecodableBytes = true
+    }
+    if mayHoldUndecodableBytes, current != nil,
+      let (data, identity) = try? FileSystem.read(path), !data.isEmpty, !job.decodes(data)
+    {
+      _ = FileSystem.moveAside(path, expected: identity)
     }
     let data: Data
     do {
@@ -266,6 +273,7 @@ final class FileStorage: Sendable {
     switch (known, current) {
     case (.absent, nil): return true
     case (.present(let identity, _), let current?): return identity == current
+    case (.corrupt(let identity), let current?): return identity == current
     default: return false
     }
   }
@@ -282,7 +290,10 @@ final class FileStorage: Sendable {
       return (state.nextSubscriberID, state.watch == nil)
     }
     if needsWatch {
-      let watch = FileWatcher.shared.watch(path) { [weak self] _ in self?.scheduleRefresh() }
+      let watch = FileWatcher.shared.watch(path) { [weak self] change in
+        // A file created in place is empty until its writer closes it; wait for that.
+        if change != .created { self?.scheduleRefresh() }
+      }
       let unused = state.withLock { state -> FileWatcher.Watch? in
         guard state.watch == nil, !state.subscribers.isEmpty else { return watch }
         state.watch = watch
@@ -358,16 +369,16 @@ final class FileStorage: Sendable {
       subscribers.forEach { $0.deleted() }
       return true
     }
-    let prepared = subscribers.map { ($0, $0.prepare(data)) }
-    var failure: FileStorageKeyError?
-    for case (_, .failure(let error)) in prepared {
-      failure = quarantine(identity, underlying: error)
-      break
-    }
-    for (subscriber, result) in prepared {
-      switch result {
-      case .success(let deliver): deliver()
-      case .failure: subscriber.failed(failure!)
+    for subscriber in subscribers {
+      switch subscriber.prepare(data) {
+      case .success(let deliver):
+        deliver()
+      case .failure(let error):
+        // Not moved aside yet: another process may be in the middle of writing it in place.
+        // The next write from this process moves it aside first.
+        state.withLock { $0.disk = .corrupt(identity) }
+        subscriber.failed(
+          FileStorageKeyError.decodingFailed(url: url, preservedAt: nil, underlying: error))
       }
     }
     return true

@@ -162,8 +162,11 @@ final class InotifyBackend: FileWatcherBackend, Sendable {
     for id in ids {
       guard let registration = state.registrations[id] else { continue }
       if directoryGone {
+        // Re-arm on whatever is there now: the directory may already be back, holding the
+        // file again, in which case only a fresh look can tell what is there.
         arm(id, in: &state)
-        deliveries.append((registration.handler, .removed))
+        let rearmedAtTarget = state.registrations[id]?.isArmedAtTarget ?? false
+        deliveries.append((registration.handler, rearmedAtTarget ? .unknown : .removed))
         continue
       }
       guard name == registration.awaitedName else { continue }

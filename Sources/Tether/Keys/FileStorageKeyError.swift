@@ -5,10 +5,11 @@ import Foundation
 /// `FileStorageKey` reports these through a holder's `loadError` and `saveError`; the
 /// holder keeps a usable value in each case, and nothing on disk is lost.
 public enum FileStorageKeyError: Error, CustomStringConvertible, Sendable {
-  /// The file exists but its contents could not be decoded. The original bytes were moved
-  /// aside to `preservedAt` (`NAME.corrupt-TIMESTAMP` next to the file) before anything
-  /// could overwrite them; `preservedAt` is `nil` only if moving them failed, in which case
-  /// the file was left where it was.
+  /// The file exists but its contents could not be decoded. Nothing is lost: when loading,
+  /// the bytes are moved aside to `preservedAt` (`NAME.corrupt-TIMESTAMP` next to the
+  /// file). When the bad contents arrive while the file is watched, they stay in place
+  /// (their writer may not be finished) and `preservedAt` is `nil`; they are moved aside in
+  /// the same way before this process writes the file again.
   case decodingFailed(url: URL, preservedAt: URL?, underlying: any Error)
   /// The value could not be encoded; the file was not touched.
   case encodingFailed(url: URL, underlying: any Error)
