@@ -42,12 +42,15 @@ public struct RemoteConfigKey<Value: ConfigValueRepresentable>: SharedReaderKey 
 extension SharedReaderKey {
   /// A key for a config value: `@SharedReader(.remoteConfig(.welcomeTitle)) var title`.
   ///
+  /// The key carries its default (the config's current value for `key`), so the declaration
+  /// needs none; the holder updates whenever an activation changes the key's value.
+  ///
   /// - Parameters:
   ///   - key: The typed config key.
   ///   - config: The config to read; ``RemoteConfig/shared`` by default.
   public static func remoteConfig<Value>(
     _ key: ConfigKey<Value>, in config: RemoteConfig = .shared
-  ) -> Self where Self == RemoteConfigKey<Value> {
-    RemoteConfigKey(key, in: config)
+  ) -> Self where Self == RemoteConfigKey<Value>.Default {
+    RemoteConfigKey(key, in: config)[default: config[key]]
   }
 }
