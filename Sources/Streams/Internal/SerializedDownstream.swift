@@ -44,7 +44,18 @@ final class SerializedDownstream<Downstream: Subscriber>: Sendable {
   ///   delivers the event.
   @discardableResult
   func send(_ event: Event) -> Subscribers.Demand {
-    let shouldDeliver = state.withLock { state -> Bool in
+    enqueue(event) ? deliver() : .none
+  }
+
+  /// Queues `event` without delivering it.
+  ///
+  /// An operator calls this while holding its own lock, so that the order of events matches
+  /// the order of its decisions (this lock is only ever taken inside the operator's, never the
+  /// other way round), then calls ``deliver()`` after unlocking if this returned `true`.
+  ///
+  /// - Returns: Whether the caller has become the deliverer and must call ``deliver()``.
+  func enqueue(_ event: Event) -> Bool {
+    state.withLock { state -> Bool in
       guard !state.isClosed else { return false }
       if case .completion = event { state.isClosed = true }
       state.queue.append(event)
@@ -52,8 +63,6 @@ final class SerializedDownstream<Downstream: Subscriber>: Sendable {
       state.isDelivering = true
       return true
     }
-    guard shouldDeliver else { return .none }
-    return deliver()
   }
 
   /// Drops queued events and releases the subscriber; nothing is delivered after this returns,
@@ -69,7 +78,11 @@ final class SerializedDownstream<Downstream: Subscriber>: Sendable {
     withExtendedLifetime(released) {}
   }
 
-  private func deliver() -> Subscribers.Demand {
+  /// Delivers queued events until the queue is empty; call only after ``enqueue(_:)`` returned
+  /// `true`, and never while holding a lock.
+  ///
+  /// - Returns: The demand the subscriber added while receiving values.
+  func deliver() -> Subscribers.Demand {
     var added = Subscribers.Demand.none
     while true {
       let next = state.withLock { state -> (Downstream, Event)? in
