@@ -5,26 +5,29 @@
 /// The upstream stages call `attach`, `forward`, `detach` and `finish` from their `receive`
 /// methods (serialised by their upstream, and one stage at a time); `request` and `cancel`
 /// may come from any thread. The downstream is released on completion and cancel.
+@usableFromInline
 final class DemandRelay<Downstream: Subscriber>: Subscription, @unchecked Sendable {
   // @unchecked: every stored property lives in `state`, a Mutex.
-  private struct State {
-    var downstream: Downstream?
-    var demand: Subscribers.Demand = .none
-    var upstream: (any Subscription)?
-    var hasSubscribedDownstream = false
+  @usableFromInline struct State {
+    @usableFromInline var downstream: Downstream?
+    @usableFromInline var demand: Subscribers.Demand = .none
+    @usableFromInline var upstream: (any Subscription)?
+    @usableFromInline var hasSubscribedDownstream = false
     /// A last value waiting for demand, after which the stream finishes (`replaceError`).
-    var finalValue: Downstream.Input?
+    @usableFromInline var finalValue: Downstream.Input?
+
+    @inlinable init(downstream: Downstream? = nil) { self.downstream = downstream }
   }
 
-  private let state: Locked<State>
+  @usableFromInline let state: Locked<State>
 
-  init(downstream: Downstream) {
+  @inlinable init(downstream: Downstream) {
     state = Locked(State(downstream: downstream))
   }
 
   /// Takes a new upstream subscription: the first is announced downstream, a later one is
   /// asked for the demand still outstanding.
-  func attach(_ subscription: any Subscription) {
+  @inlinable func attach(_ subscription: any Subscription) {
     let (downstream, owed, isLive): (Downstream?, Subscribers.Demand, Bool) = state.withLock {
       state in
       guard state.downstream != nil else { return (nil, .none, false) }
@@ -42,7 +45,7 @@ final class DemandRelay<Downstream: Subscriber>: Subscription, @unchecked Sendab
   }
 
   /// Delivers a value within the downstream's demand and returns the demand it adds.
-  func forward(_ value: Downstream.Input) -> Subscribers.Demand {
+  @inlinable func forward(_ value: Downstream.Input) -> Subscribers.Demand {
     let downstream: Downstream? = state.withLock { state in
       guard let downstream = state.downstream, state.demand > 0 else { return nil }
       if state.demand != .unlimited { state.demand -= 1 }
@@ -57,7 +60,7 @@ final class DemandRelay<Downstream: Subscriber>: Subscription, @unchecked Sendab
   /// The current upstream has ended; values stop until the next `attach`.
   ///
   /// - Returns: Whether the downstream is still there to serve.
-  func detach() -> Bool {
+  @inlinable func detach() -> Bool {
     state.withLock { state in
       state.upstream = nil
       return state.downstream != nil
@@ -65,7 +68,7 @@ final class DemandRelay<Downstream: Subscriber>: Subscription, @unchecked Sendab
   }
 
   /// Ends the stream with a completion, once.
-  func finish(_ completion: Subscribers.Completion<Downstream.Failure>) {
+  @inlinable func finish(_ completion: Subscribers.Completion<Downstream.Failure>) {
     let downstream = state.withLock { state in
       defer { state = State() }
       return state.downstream
@@ -74,7 +77,7 @@ final class DemandRelay<Downstream: Subscriber>: Subscription, @unchecked Sendab
   }
 
   /// Delivers `value` and finishes as soon as the downstream has demand.
-  func finish(with value: Downstream.Input) {
+  @inlinable func finish(with value: Downstream.Input) {
     let downstream: Downstream? = state.withLock { state in
       state.upstream = nil
       guard state.demand > 0 else {
@@ -89,7 +92,7 @@ final class DemandRelay<Downstream: Subscriber>: Subscription, @unchecked Sendab
     downstream.receive(completion: .finished)
   }
 
-  func request(_ demand: Subscribers.Demand) {
+  @inlinable func request(_ demand: Subscribers.Demand) {
     guard demand > 0 else { return }
     let (upstream, final): ((any Subscription)?, (Downstream, Downstream.Input)?) =
       state.withLock { state in
@@ -108,7 +111,7 @@ final class DemandRelay<Downstream: Subscriber>: Subscription, @unchecked Sendab
     upstream?.request(demand)
   }
 
-  func cancel() {
+  @inlinable func cancel() {
     let (upstream, downstream) = state.withLock { state in
       defer { state = State() }
       return (state.upstream, state.downstream)

@@ -5,14 +5,15 @@
 /// downstream cancelled, also from inside `receive`, and never finishes a cancelled stream.
 /// `step` and its captured state are only used in `receive` calls, which the upstream
 /// serialises.
+@usableFromInline
 final class FinishingStage<Downstream: Subscriber>: Subscriber, Subscription,
   @unchecked Sendable
 {
   // @unchecked: `link` is a Mutex; `step` runs only in the serialised `receive(_:)`.
-  typealias Input = Downstream.Input
-  typealias Failure = Downstream.Failure
+  @usableFromInline typealias Input = Downstream.Input
+  @usableFromInline typealias Failure = Downstream.Failure
 
-  enum Step {
+  @usableFromInline enum Step {
     /// Forward the element and keep going.
     case forward
     /// Forward the element, then finish.
@@ -21,21 +22,23 @@ final class FinishingStage<Downstream: Subscriber>: Subscriber, Subscription,
     case skip
   }
 
-  private let downstream: Downstream
-  private let step: (Input) -> Step
-  private let finishAtOnce: Bool
-  private let link = UpstreamLink()
+  @usableFromInline let downstream: Downstream
+  @usableFromInline let step: (Input) -> Step
+  @usableFromInline let finishAtOnce: Bool
+  @usableFromInline let link = UpstreamLink()
 
   /// - Parameters:
   ///   - finishAtOnce: finish as soon as subscribed (`prefix(0)`).
   ///   - step: decides what to do with each element; it may keep state.
-  init(downstream: Downstream, finishAtOnce: Bool = false, step: @escaping (Input) -> Step) {
+  @inlinable init(
+    downstream: Downstream, finishAtOnce: Bool = false, step: @escaping (Input) -> Step
+  ) {
     self.downstream = downstream
     self.finishAtOnce = finishAtOnce
     self.step = step
   }
 
-  func receive(subscription: any Subscription) {
+  @inlinable func receive(subscription: any Subscription) {
     guard link.attach(subscription) else { return }
     if finishAtOnce {
       link.cancel()
@@ -46,7 +49,7 @@ final class FinishingStage<Downstream: Subscriber>: Subscriber, Subscription,
     downstream.receive(subscription: self)
   }
 
-  func receive(_ input: Input) -> Subscribers.Demand {
+  @inlinable func receive(_ input: Input) -> Subscribers.Demand {
     guard !link.isTerminal else { return .none }
     switch step(input) {
     case .forward:
@@ -64,12 +67,12 @@ final class FinishingStage<Downstream: Subscriber>: Subscriber, Subscription,
     }
   }
 
-  func receive(completion: Subscribers.Completion<Failure>) {
+  @inlinable func receive(completion: Subscribers.Completion<Failure>) {
     guard link.finish() else { return }
     downstream.receive(completion: completion)
   }
 
-  func request(_ demand: Subscribers.Demand) { link.request(demand) }
+  @inlinable func request(_ demand: Subscribers.Demand) { link.request(demand) }
 
-  func cancel() { link.cancel() }
+  @inlinable func cancel() { link.cancel() }
 }

@@ -1,6 +1,6 @@
 extension Publisher {
   /// Publishes the given elements after this publisher finishes.
-  public func append(
+  @inlinable public func append(
     _ elements: Output...
   )
     -> Publishers.Concatenate<
@@ -11,7 +11,7 @@ extension Publisher {
   }
 
   /// Publishes the elements of a sequence after this publisher finishes.
-  public func append<S: Swift.Sequence>(
+  @inlinable public func append<S: Swift.Sequence>(
     _ elements: S
   )
     -> Publishers.Concatenate<
@@ -22,7 +22,7 @@ extension Publisher {
   }
 
   /// Publishes another publisher's elements after this publisher finishes.
-  public func append<P: Publisher>(_ publisher: P) -> Publishers.Concatenate<Self, P>
+  @inlinable public func append<P: Publisher>(_ publisher: P) -> Publishers.Concatenate<Self, P>
   where P.Output == Output, P.Failure == Failure {
     Publishers.Concatenate(prefix: self, suffix: publisher)
   }

@@ -6,7 +6,7 @@ extension Publisher {
   /// ```swift
   /// let safe = fetchUser().catch { _ in Just(User.guest) }
   /// ```
-  public func `catch`<P: Publisher>(
+  @inlinable public func `catch`<P: Publisher>(
     _ handler: @escaping @Sendable (Failure) -> P
   ) -> Publishers.Catch<Self, P> where P.Output == Output {
     Publishers.Catch(upstream: self, handler: handler)
@@ -28,66 +28,69 @@ extension Publishers {
     public let handler: @Sendable (Upstream.Failure) -> NewPublisher
 
     /// Creates a publisher that switches to `handler(error)` when `upstream` fails.
-    public init(upstream: Upstream, handler: @escaping @Sendable (Upstream.Failure) -> NewPublisher)
-    {
+    @inlinable public init(
+      upstream: Upstream, handler: @escaping @Sendable (Upstream.Failure) -> NewPublisher
+    ) {
       self.upstream = upstream
       self.handler = handler
     }
 
     /// Attaches the subscriber to the upstream, and to the replacement after a failure.
-    public func receive<S: Subscriber>(subscriber: S)
+    @inlinable @inline(__always) public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
-      upstream.subscribe(FirstStage(relay: DemandRelay(downstream: subscriber), handler: handler))
+      upstream.subscribe(
+        CatchInner<Upstream.Failure, NewPublisher, S>(
+          relay: DemandRelay(downstream: subscriber), handler: handler))
     }
   }
 }
 
-extension Publishers.Catch {
-  private final class FirstStage<Downstream: Subscriber>: Subscriber
-  where Downstream.Input == Output, Downstream.Failure == Failure {
-    typealias Input = Output
-    typealias Failure = Upstream.Failure
+@usableFromInline
+final class CatchInner<Failure: Error, NewPublisher: Publisher, Downstream: Subscriber>:
+  Subscriber
+where Downstream.Input == NewPublisher.Output, Downstream.Failure == NewPublisher.Failure {
+  @usableFromInline typealias Input = Downstream.Input
 
-    private let relay: DemandRelay<Downstream>
-    private let handler: @Sendable (Upstream.Failure) -> NewPublisher
+  @usableFromInline let relay: DemandRelay<Downstream>
+  @usableFromInline let handler: @Sendable (Failure) -> NewPublisher
 
-    init(
-      relay: DemandRelay<Downstream>,
-      handler: @escaping @Sendable (Upstream.Failure) -> NewPublisher
-    ) {
-      self.relay = relay
-      self.handler = handler
-    }
+  @inlinable init(
+    relay: DemandRelay<Downstream>,
+    handler: @escaping @Sendable (Failure) -> NewPublisher
+  ) {
+    self.relay = relay
+    self.handler = handler
+  }
 
-    func receive(subscription: any Subscription) { relay.attach(subscription) }
+  @inlinable func receive(subscription: any Subscription) { relay.attach(subscription) }
 
-    func receive(_ input: Input) -> Subscribers.Demand { relay.forward(input) }
+  @inlinable func receive(_ input: Input) -> Subscribers.Demand { relay.forward(input) }
 
-    func receive(completion: Subscribers.Completion<Upstream.Failure>) {
-      switch completion {
-      case .finished:
-        relay.finish(.finished)
-      case .failure(let error):
-        guard relay.detach() else { return }
-        handler(error).subscribe(RelayStage(relay: relay))
-      }
+  @inlinable func receive(completion: Subscribers.Completion<Failure>) {
+    switch completion {
+    case .finished:
+      relay.finish(.finished)
+    case .failure(let error):
+      guard relay.detach() else { return }
+      handler(error).subscribe(RelayStage(relay: relay))
     }
   }
 }
 
 /// Forwards a later upstream (the publisher after `catch` or the suffix of a concatenation)
 /// into the relay that serves the downstream.
+@usableFromInline
 final class RelayStage<Downstream: Subscriber>: Subscriber {
-  typealias Input = Downstream.Input
-  typealias Failure = Downstream.Failure
+  @usableFromInline typealias Input = Downstream.Input
+  @usableFromInline typealias Failure = Downstream.Failure
 
-  private let relay: DemandRelay<Downstream>
+  @usableFromInline let relay: DemandRelay<Downstream>
 
-  init(relay: DemandRelay<Downstream>) { self.relay = relay }
+  @inlinable init(relay: DemandRelay<Downstream>) { self.relay = relay }
 
-  func receive(subscription: any Subscription) { relay.attach(subscription) }
+  @inlinable func receive(subscription: any Subscription) { relay.attach(subscription) }
 
-  func receive(_ input: Input) -> Subscribers.Demand { relay.forward(input) }
+  @inlinable func receive(_ input: Input) -> Subscribers.Demand { relay.forward(input) }
 
-  func receive(completion: Subscribers.Completion<Failure>) { relay.finish(completion) }
+  @inlinable func receive(completion: Subscribers.Completion<Failure>) { relay.finish(completion) }
 }

@@ -2,7 +2,7 @@ extension Publisher {
   /// Calls a closure with each received element and publishes any returned non-`nil` value.
   ///
   /// Like `filter`, a dropped element is replaced by asking upstream for one more.
-  public func compactMap<T>(
+  @inlinable public func compactMap<T>(
     _ transform: @escaping @Sendable (Output) -> T?
   )
     -> Publishers.CompactMap<Self, T>
@@ -23,43 +23,45 @@ extension Publishers {
     public let transform: @Sendable (Upstream.Output) -> Output?
 
     /// Creates a publisher that republishes the non-`nil` results of `transform`.
-    public init(upstream: Upstream, transform: @escaping @Sendable (Upstream.Output) -> Output?) {
+    @inlinable public init(
+      upstream: Upstream, transform: @escaping @Sendable (Upstream.Output) -> Output?
+    ) {
       self.upstream = upstream
       self.transform = transform
     }
 
     /// Attaches the subscriber behind a stateless transforming stage.
-    public func receive<S: Subscriber>(subscriber: S)
+    @inlinable @inline(__always) public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
-      upstream.subscribe(Inner(downstream: subscriber, transform: transform))
+      upstream.subscribe(CompactMapInner(downstream: subscriber, transform: transform))
     }
   }
 }
 
-extension Publishers.CompactMap {
-  private final class Inner<Downstream: Subscriber>: Subscriber
-  where Downstream.Input == Output, Downstream.Failure == Failure {
-    typealias Input = Upstream.Output
+@usableFromInline
+final class CompactMapInner<Input, Downstream: Subscriber>: Subscriber {
+  @usableFromInline typealias Failure = Downstream.Failure
 
-    private let downstream: Downstream
-    private let transform: @Sendable (Upstream.Output) -> Output?
+  @usableFromInline let downstream: Downstream
+  @usableFromInline let transform: @Sendable (Input) -> Downstream.Input?
 
-    init(downstream: Downstream, transform: @escaping @Sendable (Upstream.Output) -> Output?) {
-      self.downstream = downstream
-      self.transform = transform
-    }
+  @inlinable init(
+    downstream: Downstream, transform: @escaping @Sendable (Input) -> Downstream.Input?
+  ) {
+    self.downstream = downstream
+    self.transform = transform
+  }
 
-    func receive(subscription: any Subscription) {
-      downstream.receive(subscription: subscription)
-    }
+  @inlinable func receive(subscription: any Subscription) {
+    downstream.receive(subscription: subscription)
+  }
 
-    func receive(_ input: Input) -> Subscribers.Demand {
-      guard let output = transform(input) else { return .max(1) }
-      return downstream.receive(output)
-    }
+  @inlinable func receive(_ input: Input) -> Subscribers.Demand {
+    guard let output = transform(input) else { return .max(1) }
+    return downstream.receive(output)
+  }
 
-    func receive(completion: Subscribers.Completion<Failure>) {
-      downstream.receive(completion: completion)
-    }
+  @inlinable func receive(completion: Subscribers.Completion<Failure>) {
+    downstream.receive(completion: completion)
   }
 }

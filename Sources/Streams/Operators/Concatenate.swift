@@ -17,44 +17,44 @@ extension Publishers {
     public let suffix: Suffix
 
     /// Creates a publisher that republishes `prefix`, then `suffix`.
-    public init(prefix: Prefix, suffix: Suffix) {
+    @inlinable public init(prefix: Prefix, suffix: Suffix) {
       self.prefix = prefix
       self.suffix = suffix
     }
 
     /// Attaches the subscriber to the prefix, then to the suffix.
-    public func receive<S: Subscriber>(subscriber: S)
+    @inlinable @inline(__always) public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
-      prefix.subscribe(PrefixStage(relay: DemandRelay(downstream: subscriber), suffix: suffix))
+      prefix.subscribe(ConcatenateInner(relay: DemandRelay(downstream: subscriber), suffix: suffix))
     }
   }
 }
 
-extension Publishers.Concatenate {
-  private final class PrefixStage<Downstream: Subscriber>: Subscriber
-  where Downstream.Input == Output, Downstream.Failure == Failure {
-    typealias Input = Output
+@usableFromInline
+final class ConcatenateInner<Suffix: Publisher, Downstream: Subscriber>: Subscriber
+where Downstream.Input == Suffix.Output, Downstream.Failure == Suffix.Failure {
+  @usableFromInline typealias Input = Downstream.Input
+  @usableFromInline typealias Failure = Downstream.Failure
 
-    private let relay: DemandRelay<Downstream>
-    private let suffix: Suffix
+  @usableFromInline let relay: DemandRelay<Downstream>
+  @usableFromInline let suffix: Suffix
 
-    init(relay: DemandRelay<Downstream>, suffix: Suffix) {
-      self.relay = relay
-      self.suffix = suffix
-    }
+  @inlinable init(relay: DemandRelay<Downstream>, suffix: Suffix) {
+    self.relay = relay
+    self.suffix = suffix
+  }
 
-    func receive(subscription: any Subscription) { relay.attach(subscription) }
+  @inlinable func receive(subscription: any Subscription) { relay.attach(subscription) }
 
-    func receive(_ input: Input) -> Subscribers.Demand { relay.forward(input) }
+  @inlinable func receive(_ input: Input) -> Subscribers.Demand { relay.forward(input) }
 
-    func receive(completion: Subscribers.Completion<Failure>) {
-      switch completion {
-      case .finished:
-        guard relay.detach() else { return }
-        suffix.subscribe(RelayStage(relay: relay))
-      case .failure:
-        relay.finish(completion)
-      }
+  @inlinable func receive(completion: Subscribers.Completion<Failure>) {
+    switch completion {
+    case .finished:
+      guard relay.detach() else { return }
+      suffix.subscribe(RelayStage(relay: relay))
+    case .failure:
+      relay.finish(completion)
     }
   }
 }

@@ -3,7 +3,7 @@ extension Publisher {
   ///
   /// Each dropped element is replaced by asking upstream for one more, so the downstream
   /// subscriber's demand counts only the elements it receives.
-  public func dropFirst(_ count: Int = 1) -> Publishers.Drop<Self> {
+  @inlinable public func dropFirst(_ count: Int = 1) -> Publishers.Drop<Self> {
     Publishers.Drop(upstream: self, count: count)
   }
 }
@@ -22,47 +22,46 @@ extension Publishers {
     public let count: Int
 
     /// Creates a publisher that drops the first `count` elements of `upstream`.
-    public init(upstream: Upstream, count: Int) {
+    @inlinable public init(upstream: Upstream, count: Int) {
       self.upstream = upstream
       self.count = Swift.max(0, count)
     }
 
     /// Attaches the subscriber behind a stage that counts the dropped elements.
-    public func receive<S: Subscriber>(subscriber: S)
+    @inlinable @inline(__always) public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
-      upstream.subscribe(Inner(downstream: subscriber, remaining: count))
+      upstream.subscribe(DropInner(downstream: subscriber, remaining: count))
     }
   }
 }
 
-extension Publishers.Drop {
-  private final class Inner<Downstream: Subscriber>: Subscriber
-  where Downstream.Input == Output, Downstream.Failure == Failure {
-    typealias Input = Output
+@usableFromInline
+final class DropInner<Downstream: Subscriber>: Subscriber {
+  @usableFromInline typealias Input = Downstream.Input
+  @usableFromInline typealias Failure = Downstream.Failure
 
-    private let downstream: Downstream
-    /// Touched only in `receive(_:)`, whose calls the upstream serialises.
-    private var remaining: Int
+  @usableFromInline let downstream: Downstream
+  /// Touched only in `receive(_:)`, whose calls the upstream serialises.
+  @usableFromInline var remaining: Int
 
-    init(downstream: Downstream, remaining: Int) {
-      self.downstream = downstream
-      self.remaining = remaining
+  @inlinable init(downstream: Downstream, remaining: Int) {
+    self.downstream = downstream
+    self.remaining = remaining
+  }
+
+  @inlinable func receive(subscription: any Subscription) {
+    downstream.receive(subscription: subscription)
+  }
+
+  @inlinable func receive(_ input: Input) -> Subscribers.Demand {
+    if remaining > 0 {
+      remaining -= 1
+      return .max(1)
     }
+    return downstream.receive(input)
+  }
 
-    func receive(subscription: any Subscription) {
-      downstream.receive(subscription: subscription)
-    }
-
-    func receive(_ input: Input) -> Subscribers.Demand {
-      if remaining > 0 {
-        remaining -= 1
-        return .max(1)
-      }
-      return downstream.receive(input)
-    }
-
-    func receive(completion: Subscribers.Completion<Failure>) {
-      downstream.receive(completion: completion)
-    }
+  @inlinable func receive(completion: Subscribers.Completion<Failure>) {
+    downstream.receive(completion: completion)
   }
 }

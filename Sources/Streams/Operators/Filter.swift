@@ -3,8 +3,9 @@ extension Publisher {
   ///
   /// `filter` is stateless: it takes no lock and allocates nothing per value. A rejected
   /// element is replaced by asking upstream for one more, so demand stays exact.
-  public func filter(_ isIncluded: @escaping @Sendable (Output) -> Bool) -> Publishers.Filter<Self>
-  {
+  @inlinable public func filter(
+    _ isIncluded: @escaping @Sendable (Output) -> Bool
+  ) -> Publishers.Filter<Self> {
     Publishers.Filter(upstream: self, isIncluded: isIncluded)
   }
 }
@@ -23,42 +24,43 @@ extension Publishers {
     public let isIncluded: @Sendable (Upstream.Output) -> Bool
 
     /// Creates a publisher that republishes `upstream`'s elements that match `isIncluded`.
-    public init(upstream: Upstream, isIncluded: @escaping @Sendable (Upstream.Output) -> Bool) {
+    @inlinable public init(
+      upstream: Upstream, isIncluded: @escaping @Sendable (Upstream.Output) -> Bool
+    ) {
       self.upstream = upstream
       self.isIncluded = isIncluded
     }
 
     /// Attaches the subscriber behind a stateless filtering stage.
-    public func receive<S: Subscriber>(subscriber: S)
+    @inlinable @inline(__always) public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
-      upstream.subscribe(Inner(downstream: subscriber, isIncluded: isIncluded))
+      upstream.subscribe(FilterInner(downstream: subscriber, isIncluded: isIncluded))
     }
   }
 }
 
-extension Publishers.Filter {
-  private final class Inner<Downstream: Subscriber>: Subscriber
-  where Downstream.Input == Output, Downstream.Failure == Failure {
-    typealias Input = Output
+@usableFromInline
+final class FilterInner<Downstream: Subscriber>: Subscriber {
+  @usableFromInline typealias Input = Downstream.Input
+  @usableFromInline typealias Failure = Downstream.Failure
 
-    private let downstream: Downstream
-    private let isIncluded: @Sendable (Output) -> Bool
+  @usableFromInline let downstream: Downstream
+  @usableFromInline let isIncluded: @Sendable (Input) -> Bool
 
-    init(downstream: Downstream, isIncluded: @escaping @Sendable (Output) -> Bool) {
-      self.downstream = downstream
-      self.isIncluded = isIncluded
-    }
+  @inlinable init(downstream: Downstream, isIncluded: @escaping @Sendable (Input) -> Bool) {
+    self.downstream = downstream
+    self.isIncluded = isIncluded
+  }
 
-    func receive(subscription: any Subscription) {
-      downstream.receive(subscription: subscription)
-    }
+  @inlinable func receive(subscription: any Subscription) {
+    downstream.receive(subscription: subscription)
+  }
 
-    func receive(_ input: Input) -> Subscribers.Demand {
-      isIncluded(input) ? downstream.receive(input) : .max(1)
-    }
+  @inlinable func receive(_ input: Input) -> Subscribers.Demand {
+    isIncluded(input) ? downstream.receive(input) : .max(1)
+  }
 
-    func receive(completion: Subscribers.Completion<Failure>) {
-      downstream.receive(completion: completion)
-    }
+  @inlinable func receive(completion: Subscribers.Completion<Failure>) {
+    downstream.receive(completion: completion)
   }
 }

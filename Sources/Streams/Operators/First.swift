@@ -1,12 +1,12 @@
 extension Publisher {
   /// Publishes the first element of the stream, then finishes and cancels upstream.
-  public func first() -> Publishers.First<Self> {
+  @inlinable public func first() -> Publishers.First<Self> {
     Publishers.First(upstream: self)
   }
 
   /// Publishes the first element that satisfies the predicate, then finishes and cancels
   /// upstream.
-  public func first(
+  @inlinable public func first(
     where predicate: @escaping @Sendable (Output) -> Bool
   )
     -> Publishers.FirstWhere<Self>
@@ -27,10 +27,10 @@ extension Publishers {
     public let upstream: Upstream
 
     /// Creates a publisher that republishes the first element of `upstream`.
-    public init(upstream: Upstream) { self.upstream = upstream }
+    @inlinable public init(upstream: Upstream) { self.upstream = upstream }
 
     /// Attaches the subscriber behind a stage that ends the stream after one element.
-    public func receive<S: Subscriber>(subscriber: S)
+    @inlinable @inline(__always) public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
       upstream.subscribe(FinishingStage(downstream: subscriber) { _ in .forwardAndFinish })
     }
@@ -50,13 +50,13 @@ extension Publishers {
 
     /// Creates a publisher that republishes the first element of `upstream` matching
     /// `predicate`.
-    public init(upstream: Upstream, predicate: @escaping @Sendable (Output) -> Bool) {
+    @inlinable public init(upstream: Upstream, predicate: @escaping @Sendable (Output) -> Bool) {
       self.upstream = upstream
       self.predicate = predicate
     }
 
     /// Attaches the subscriber behind a stage that skips to the first match, then ends.
-    public func receive<S: Subscriber>(subscriber: S)
+    @inlinable @inline(__always) public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
       let predicate = predicate
       upstream.subscribe(

@@ -4,7 +4,7 @@ extension Publisher {
   /// Useful for logging and debugging. The closures run on the thread of the event:
   /// `receiveOutput` and `receiveCompletion` on the delivering thread, `receiveRequest` and
   /// `receiveCancel` on the thread that asked or cancelled.
-  public func handleEvents(
+  @inlinable public func handleEvents(
     receiveSubscription: (@Sendable (any Subscription) -> Void)? = nil,
     receiveOutput: (@Sendable (Output) -> Void)? = nil,
     receiveCompletion: (@Sendable (Subscribers.Completion<Failure>) -> Void)? = nil,
@@ -40,7 +40,7 @@ extension Publishers {
     public var receiveRequest: (@Sendable (Subscribers.Demand) -> Void)?
 
     /// Creates a publisher that runs the given closures on `upstream`'s events.
-    public init(
+    @inlinable public init(
       upstream: Upstream,
       receiveSubscription: (@Sendable (any Subscription) -> Void)? = nil,
       receiveOutput: (@Sendable (Output) -> Void)? = nil,
@@ -57,55 +57,89 @@ extension Publishers {
     }
 
     /// Attaches the subscriber behind a stage that reports every event.
-    public func receive<S: Subscriber>(subscriber: S)
+    @inlinable @inline(__always) public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
-      upstream.subscribe(Inner(downstream: subscriber, handlers: self))
+      upstream.subscribe(
+        HandleEventsInner(
+          downstream: subscriber,
+          handlers: EventHandlers(
+            receiveSubscription: receiveSubscription, receiveOutput: receiveOutput,
+            receiveCompletion: receiveCompletion, receiveCancel: receiveCancel,
+            receiveRequest: receiveRequest)))
     }
   }
 }
 
-extension Publishers.HandleEvents {
-  private final class Inner<Downstream: Subscriber>: Subscriber, Subscription, @unchecked Sendable
-  where Downstream.Input == Output, Downstream.Failure == Failure {
-    // @unchecked: `link` is a Mutex; `downstream` is only called from `receive` methods,
-    // which the upstream serialises; the handlers are immutable `@Sendable` closures.
-    typealias Input = Output
+@usableFromInline
+final class HandleEventsInner<Downstream: Subscriber>: Subscriber, Subscription,
+  @unchecked Sendable
+{
+  // @unchecked: `link` is a Mutex; `downstream` is only called from `receive` methods,
+  // which the upstream serialises; the handlers are immutable `@Sendable` closures.
+  @usableFromInline typealias Input = Downstream.Input
+  @usableFromInline typealias Failure = Downstream.Failure
 
-    private let downstream: Downstream
-    private let handlers: Publishers.HandleEvents<Upstream>
-    private let link = UpstreamLink()
+  @usableFromInline let downstream: Downstream
+  @usableFromInline let handlers: EventHandlers<Downstream.Input, Downstream.Failure>
+  @usableFromInline let link = UpstreamLink()
 
-    init(downstream: Downstream, handlers: Publishers.HandleEvents<Upstream>) {
-      self.downstream = downstream
-      self.handlers = handlers
-    }
+  @inlinable init(
+    downstream: Downstream, handlers: EventHandlers<Downstream.Input, Downstream.Failure>
+  ) {
+    self.downstream = downstream
+    self.handlers = handlers
+  }
 
-    func receive(subscription: any Subscription) {
-      handlers.receiveSubscription?(subscription)
-      guard link.attach(subscription) else { return }
-      downstream.receive(subscription: self)
-    }
+  @inlinable func receive(subscription: any Subscription) {
+    handlers.receiveSubscription?(subscription)
+    guard link.attach(subscription) else { return }
+    downstream.receive(subscription: self)
+  }
 
-    func receive(_ input: Input) -> Subscribers.Demand {
-      handlers.receiveOutput?(input)
-      return downstream.receive(input)
-    }
+  @inlinable func receive(_ input: Input) -> Subscribers.Demand {
+    handlers.receiveOutput?(input)
+    return downstream.receive(input)
+  }
 
-    func receive(completion: Subscribers.Completion<Failure>) {
-      guard link.finish() else { return }
-      handlers.receiveCompletion?(completion)
-      downstream.receive(completion: completion)
-    }
+  @inlinable func receive(completion: Subscribers.Completion<Failure>) {
+    guard link.finish() else { return }
+    handlers.receiveCompletion?(completion)
+    downstream.receive(completion: completion)
+  }
 
-    func request(_ demand: Subscribers.Demand) {
-      handlers.receiveRequest?(demand)
-      link.request(demand)
-    }
+  @inlinable func request(_ demand: Subscribers.Demand) {
+    handlers.receiveRequest?(demand)
+    link.request(demand)
+  }
 
-    func cancel() {
-      guard case .some(let subscription) = link.take() else { return }
-      handlers.receiveCancel?()
-      subscription?.cancel()
-    }
+  @inlinable func cancel() {
+    guard case .some(let subscription) = link.take() else { return }
+    handlers.receiveCancel?()
+    subscription?.cancel()
+  }
+}
+
+/// The closures of a `handleEvents` stage, without the upstream's type (which would make the
+/// stage's type grow with the length of the chain and stop the compiler specialising it).
+@usableFromInline
+struct EventHandlers<Output, Failure: Error>: Sendable {
+  @usableFromInline let receiveSubscription: (@Sendable (any Subscription) -> Void)?
+  @usableFromInline let receiveOutput: (@Sendable (Output) -> Void)?
+  @usableFromInline let receiveCompletion: (@Sendable (Subscribers.Completion<Failure>) -> Void)?
+  @usableFromInline let receiveCancel: (@Sendable () -> Void)?
+  @usableFromInline let receiveRequest: (@Sendable (Subscribers.Demand) -> Void)?
+
+  @inlinable init(
+    receiveSubscription: (@Sendable (any Subscription) -> Void)?,
+    receiveOutput: (@Sendable (Output) -> Void)?,
+    receiveCompletion: (@Sendable (Subscribers.Completion<Failure>) -> Void)?,
+    receiveCancel: (@Sendable () -> Void)?,
+    receiveRequest: (@Sendable (Subscribers.Demand) -> Void)?
+  ) {
+    self.receiveSubscription = receiveSubscription
+    self.receiveOutput = receiveOutput
+    self.receiveCompletion = receiveCompletion
+    self.receiveCancel = receiveCancel
+    self.receiveRequest = receiveRequest
   }
 }

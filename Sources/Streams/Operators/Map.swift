@@ -7,7 +7,9 @@ extension Publisher {
   /// ```swift
   /// let lengths = names.map { $0.count }
   /// ```
-  public func map<T>(_ transform: @escaping @Sendable (Output) -> T) -> Publishers.Map<Self, T> {
+  @inlinable public func map<T>(
+    _ transform: @escaping @Sendable (Output) -> T
+  ) -> Publishers.Map<Self, T> {
     Publishers.Map(upstream: self, transform: transform)
   }
 }
@@ -24,43 +26,44 @@ extension Publishers {
     public let transform: @Sendable (Upstream.Output) -> Output
 
     /// Creates a publisher that transforms `upstream`'s elements with `transform`.
-    public init(upstream: Upstream, transform: @escaping @Sendable (Upstream.Output) -> Output) {
+    @inlinable public init(
+      upstream: Upstream, transform: @escaping @Sendable (Upstream.Output) -> Output
+    ) {
       self.upstream = upstream
       self.transform = transform
     }
 
     /// Attaches the subscriber behind a stateless transforming stage.
-    public func receive<S: Subscriber>(subscriber: S)
+    @inlinable @inline(__always) public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
-      upstream.subscribe(Inner(downstream: subscriber, transform: transform))
+      upstream.subscribe(MapInner(downstream: subscriber, transform: transform))
     }
   }
 }
 
-extension Publishers.Map {
-  private final class Inner<Downstream: Subscriber>: Subscriber
-  where Downstream.Input == Output, Downstream.Failure == Upstream.Failure {
-    typealias Input = Upstream.Output
-    typealias Failure = Upstream.Failure
+@usableFromInline
+final class MapInner<Input, Downstream: Subscriber>: Subscriber {
+  @usableFromInline typealias Failure = Downstream.Failure
 
-    private let downstream: Downstream
-    private let transform: @Sendable (Upstream.Output) -> Output
+  @usableFromInline let downstream: Downstream
+  @usableFromInline let transform: @Sendable (Input) -> Downstream.Input
 
-    init(downstream: Downstream, transform: @escaping @Sendable (Upstream.Output) -> Output) {
-      self.downstream = downstream
-      self.transform = transform
-    }
+  @inlinable init(
+    downstream: Downstream, transform: @escaping @Sendable (Input) -> Downstream.Input
+  ) {
+    self.downstream = downstream
+    self.transform = transform
+  }
 
-    func receive(subscription: any Subscription) {
-      downstream.receive(subscription: subscription)
-    }
+  @inlinable func receive(subscription: any Subscription) {
+    downstream.receive(subscription: subscription)
+  }
 
-    func receive(_ input: Input) -> Subscribers.Demand {
-      downstream.receive(transform(input))
-    }
+  @inlinable func receive(_ input: Input) -> Subscribers.Demand {
+    downstream.receive(transform(input))
+  }
 
-    func receive(completion: Subscribers.Completion<Failure>) {
-      downstream.receive(completion: completion)
-    }
+  @inlinable func receive(completion: Subscribers.Completion<Failure>) {
+    downstream.receive(completion: completion)
   }
 }

@@ -1,7 +1,7 @@
 extension Publisher {
   /// Republishes elements up to the specified maximum count, then finishes and cancels
   /// upstream.
-  public func prefix(_ maxLength: Int) -> Publishers.Prefix<Self> {
+  @inlinable public func prefix(_ maxLength: Int) -> Publishers.Prefix<Self> {
     Publishers.Prefix(upstream: self, maxLength: maxLength)
   }
 }
@@ -22,13 +22,13 @@ extension Publishers {
     public let maxLength: Int
 
     /// Creates a publisher that republishes at most `maxLength` elements of `upstream`.
-    public init(upstream: Upstream, maxLength: Int) {
+    @inlinable public init(upstream: Upstream, maxLength: Int) {
       self.upstream = upstream
       self.maxLength = Swift.max(0, maxLength)
     }
 
     /// Attaches the subscriber behind a stage that counts the elements and ends the stream.
-    public func receive<S: Subscriber>(subscriber: S)
+    @inlinable @inline(__always) public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
       var remaining = maxLength
       let stage = FinishingStage(downstream: subscriber, finishAtOnce: maxLength == 0) { _ in

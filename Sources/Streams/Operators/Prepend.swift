@@ -1,6 +1,6 @@
 extension Publisher {
   /// Publishes the given elements before this publisher's elements.
-  public func prepend(
+  @inlinable public func prepend(
     _ elements: Output...
   )
     -> Publishers.Concatenate<
@@ -11,7 +11,7 @@ extension Publisher {
   }
 
   /// Publishes the elements of a sequence before this publisher's elements.
-  public func prepend<S: Swift.Sequence>(
+  @inlinable public func prepend<S: Swift.Sequence>(
     _ elements: S
   )
     -> Publishers.Concatenate<
@@ -22,7 +22,7 @@ extension Publisher {
   }
 
   /// Publishes another publisher's elements, until it finishes, before this publisher's.
-  public func prepend<P: Publisher>(_ publisher: P) -> Publishers.Concatenate<P, Self>
+  @inlinable public func prepend<P: Publisher>(_ publisher: P) -> Publishers.Concatenate<P, Self>
   where P.Output == Output, P.Failure == Failure {
     Publishers.Concatenate(prefix: publisher, suffix: self)
   }

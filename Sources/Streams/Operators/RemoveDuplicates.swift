@@ -1,6 +1,6 @@
 extension Publisher where Output: Equatable & SendableMetatype {
   /// Publishes only elements that don't match the previous element.
-  public func removeDuplicates() -> Publishers.RemoveDuplicates<Self> {
+  @inlinable public func removeDuplicates() -> Publishers.RemoveDuplicates<Self> {
     removeDuplicates { $0 == $1 }
   }
 }
@@ -8,7 +8,7 @@ extension Publisher where Output: Equatable & SendableMetatype {
 extension Publisher {
   /// Publishes only elements that don't match the previous element, as judged by
   /// `predicate` (which returns `true` for duplicates).
-  public func removeDuplicates(
+  @inlinable public func removeDuplicates(
     by predicate: @escaping @Sendable (Output, Output) -> Bool
   ) -> Publishers.RemoveDuplicates<Self> {
     Publishers.RemoveDuplicates(upstream: self, predicate: predicate)
@@ -29,47 +29,48 @@ extension Publishers {
     public let predicate: @Sendable (Output, Output) -> Bool
 
     /// Creates a publisher that drops consecutive duplicates as judged by `predicate`.
-    public init(upstream: Upstream, predicate: @escaping @Sendable (Output, Output) -> Bool) {
+    @inlinable public init(
+      upstream: Upstream, predicate: @escaping @Sendable (Output, Output) -> Bool
+    ) {
       self.upstream = upstream
       self.predicate = predicate
     }
 
     /// Attaches the subscriber behind a stage that remembers the last element.
-    public func receive<S: Subscriber>(subscriber: S)
+    @inlinable @inline(__always) public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
-      upstream.subscribe(Inner(downstream: subscriber, predicate: predicate))
+      upstream.subscribe(RemoveDuplicatesInner(downstream: subscriber, predicate: predicate))
     }
   }
 }
 
-extension Publishers.RemoveDuplicates {
-  private final class Inner<Downstream: Subscriber>: Subscriber
-  where Downstream.Input == Output, Downstream.Failure == Failure {
-    typealias Input = Output
+@usableFromInline
+final class RemoveDuplicatesInner<Downstream: Subscriber>: Subscriber {
+  @usableFromInline typealias Input = Downstream.Input
+  @usableFromInline typealias Failure = Downstream.Failure
 
-    private let downstream: Downstream
-    private let predicate: @Sendable (Output, Output) -> Bool
-    /// Touched only in `receive(_:)`, whose calls the upstream serialises.
-    private var previous: Output?
+  @usableFromInline let downstream: Downstream
+  @usableFromInline let predicate: @Sendable (Input, Input) -> Bool
+  /// Touched only in `receive(_:)`, whose calls the upstream serialises.
+  @usableFromInline var previous: Input?
 
-    init(downstream: Downstream, predicate: @escaping @Sendable (Output, Output) -> Bool) {
-      self.downstream = downstream
-      self.predicate = predicate
-    }
+  @inlinable init(downstream: Downstream, predicate: @escaping @Sendable (Input, Input) -> Bool) {
+    self.downstream = downstream
+    self.predicate = predicate
+  }
 
-    func receive(subscription: any Subscription) {
-      downstream.receive(subscription: subscription)
-    }
+  @inlinable func receive(subscription: any Subscription) {
+    downstream.receive(subscription: subscription)
+  }
 
-    func receive(_ input: Input) -> Subscribers.Demand {
-      if let previous, predicate(previous, input) { return .max(1) }
-      previous = input
-      return downstream.receive(input)
-    }
+  @inlinable func receive(_ input: Input) -> Subscribers.Demand {
+    if let previous, predicate(previous, input) { return .max(1) }
+    previous = input
+    return downstream.receive(input)
+  }
 
-    func receive(completion: Subscribers.Completion<Failure>) {
-      previous = nil
-      downstream.receive(completion: completion)
-    }
+  @inlinable func receive(completion: Subscribers.Completion<Failure>) {
+    previous = nil
+    downstream.receive(completion: completion)
   }
 }

@@ -3,7 +3,7 @@ extension Publisher {
   ///
   /// The replacement counts against demand: it is delivered as soon as the subscriber has
   /// asked for a value.
-  public func replaceError(with output: Output) -> Publishers.ReplaceError<Self> {
+  @inlinable public func replaceError(with output: Output) -> Publishers.ReplaceError<Self> {
     Publishers.ReplaceError(upstream: self, output: output)
   }
 }
@@ -22,42 +22,42 @@ extension Publishers {
     public let output: Upstream.Output
 
     /// Creates a publisher that republishes `upstream` and replaces its error with `output`.
-    public init(upstream: Upstream, output: Output) {
+    @inlinable public init(upstream: Upstream, output: Output) {
       self.upstream = upstream
       self.output = output
     }
 
     /// Attaches the subscriber behind a stage that counts demand for the replacement.
-    public func receive<S: Subscriber>(subscriber: S)
+    @inlinable @inline(__always) public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
-      upstream.subscribe(Inner(relay: DemandRelay(downstream: subscriber), output: output))
+      upstream.subscribe(
+        ReplaceErrorInner<Upstream.Failure, S>(
+          relay: DemandRelay(downstream: subscriber), output: output))
     }
   }
 }
 
-extension Publishers.ReplaceError {
-  private final class Inner<Downstream: Subscriber>: Subscriber
-  where Downstream.Input == Output, Downstream.Failure == Never {
-    typealias Input = Output
-    typealias Failure = Upstream.Failure
+@usableFromInline
+final class ReplaceErrorInner<Failure: Error, Downstream: Subscriber>: Subscriber
+where Downstream.Failure == Never {
+  @usableFromInline typealias Input = Downstream.Input
 
-    private let relay: DemandRelay<Downstream>
-    private let output: Output
+  @usableFromInline let relay: DemandRelay<Downstream>
+  @usableFromInline let output: Input
 
-    init(relay: DemandRelay<Downstream>, output: Output) {
-      self.relay = relay
-      self.output = output
-    }
+  @inlinable init(relay: DemandRelay<Downstream>, output: Input) {
+    self.relay = relay
+    self.output = output
+  }
 
-    func receive(subscription: any Subscription) { relay.attach(subscription) }
+  @inlinable func receive(subscription: any Subscription) { relay.attach(subscription) }
 
-    func receive(_ input: Input) -> Subscribers.Demand { relay.forward(input) }
+  @inlinable func receive(_ input: Input) -> Subscribers.Demand { relay.forward(input) }
 
-    func receive(completion: Subscribers.Completion<Failure>) {
-      switch completion {
-      case .finished: relay.finish(.finished)
-      case .failure: relay.finish(with: output)
-      }
+  @inlinable func receive(completion: Subscribers.Completion<Failure>) {
+    switch completion {
+    case .finished: relay.finish(.finished)
+    case .failure: relay.finish(with: output)
     }
   }
 }

@@ -5,7 +5,7 @@ extension Publisher {
   /// ```swift
   /// let runningTotal = amounts.scan(0, +)
   /// ```
-  public func scan<T>(
+  @inlinable public func scan<T>(
     _ initialResult: T, _ nextPartialResult: @escaping @Sendable (T, Output) -> T
   ) -> Publishers.Scan<Self, T> {
     Publishers.Scan(
@@ -27,7 +27,7 @@ extension Publishers {
     public let nextPartialResult: @Sendable (Output, Upstream.Output) -> Output
 
     /// Creates a publisher that accumulates `upstream`'s elements from `initialResult`.
-    public init(
+    @inlinable public init(
       upstream: Upstream, initialResult: Output,
       nextPartialResult: @escaping @Sendable (Output, Upstream.Output) -> Output
     ) {
@@ -37,44 +37,42 @@ extension Publishers {
     }
 
     /// Attaches the subscriber behind a stage that keeps the running result.
-    public func receive<S: Subscriber>(subscriber: S)
+    @inlinable @inline(__always) public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
       upstream.subscribe(
-        Inner(downstream: subscriber, result: initialResult, next: nextPartialResult))
+        ScanInner(downstream: subscriber, result: initialResult, next: nextPartialResult))
     }
   }
 }
 
-extension Publishers.Scan {
-  private final class Inner<Downstream: Subscriber>: Subscriber
-  where Downstream.Input == Output, Downstream.Failure == Failure {
-    typealias Input = Upstream.Output
+@usableFromInline
+final class ScanInner<Input, Downstream: Subscriber>: Subscriber {
+  @usableFromInline typealias Failure = Downstream.Failure
 
-    private let downstream: Downstream
-    private let next: @Sendable (Output, Upstream.Output) -> Output
-    /// Touched only in `receive(_:)`, whose calls the upstream serialises.
-    private var result: Output
+  @usableFromInline let downstream: Downstream
+  @usableFromInline let next: @Sendable (Downstream.Input, Input) -> Downstream.Input
+  /// Touched only in `receive(_:)`, whose calls the upstream serialises.
+  @usableFromInline var result: Downstream.Input
 
-    init(
-      downstream: Downstream, result: Output,
-      next: @escaping @Sendable (Output, Upstream.Output) -> Output
-    ) {
-      self.downstream = downstream
-      self.result = result
-      self.next = next
-    }
+  @inlinable init(
+    downstream: Downstream, result: Downstream.Input,
+    next: @escaping @Sendable (Downstream.Input, Input) -> Downstream.Input
+  ) {
+    self.downstream = downstream
+    self.result = result
+    self.next = next
+  }
 
-    func receive(subscription: any Subscription) {
-      downstream.receive(subscription: subscription)
-    }
+  @inlinable func receive(subscription: any Subscription) {
+    downstream.receive(subscription: subscription)
+  }
 
-    func receive(_ input: Input) -> Subscribers.Demand {
-      result = next(result, input)
-      return downstream.receive(result)
-    }
+  @inlinable func receive(_ input: Input) -> Subscribers.Demand {
+    result = next(result, input)
+    return downstream.receive(result)
+  }
 
-    func receive(completion: Subscribers.Completion<Failure>) {
-      downstream.receive(completion: completion)
-    }
+  @inlinable func receive(completion: Subscribers.Completion<Failure>) {
+    downstream.receive(completion: completion)
   }
 }

@@ -2,7 +2,7 @@ extension Publisher where Failure == Never {
   /// Changes the failure type declared by a publisher that cannot fail.
   ///
   /// Use it to match the failure type of another publisher you combine with this one.
-  public func setFailureType<E: Error>(
+  @inlinable public func setFailureType<E: Error>(
     to failureType: E.Type
   )
     -> Publishers.SetFailureType<
@@ -24,34 +24,32 @@ extension Publishers {
     public let upstream: Upstream
 
     /// Creates a publisher that republishes `upstream` with the failure type `Failure`.
-    public init(upstream: Upstream) { self.upstream = upstream }
+    @inlinable public init(upstream: Upstream) { self.upstream = upstream }
 
     /// Attaches the subscriber behind a stage that only retypes the completion.
-    public func receive<S: Subscriber>(subscriber: S)
+    @inlinable @inline(__always) public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
-      upstream.subscribe(Inner(downstream: subscriber))
+      upstream.subscribe(SetFailureTypeInner(downstream: subscriber))
     }
   }
 }
 
-extension Publishers.SetFailureType {
-  private final class Inner<Downstream: Subscriber>: Subscriber
-  where Downstream.Input == Output, Downstream.Failure == Failure {
-    typealias Input = Output
-    typealias Failure = Never
+@usableFromInline
+final class SetFailureTypeInner<Downstream: Subscriber>: Subscriber {
+  @usableFromInline typealias Input = Downstream.Input
+  @usableFromInline typealias Failure = Never
 
-    private let downstream: Downstream
+  @usableFromInline let downstream: Downstream
 
-    init(downstream: Downstream) { self.downstream = downstream }
+  @inlinable init(downstream: Downstream) { self.downstream = downstream }
 
-    func receive(subscription: any Subscription) {
-      downstream.receive(subscription: subscription)
-    }
+  @inlinable func receive(subscription: any Subscription) {
+    downstream.receive(subscription: subscription)
+  }
 
-    func receive(_ input: Input) -> Subscribers.Demand { downstream.receive(input) }
+  @inlinable func receive(_ input: Input) -> Subscribers.Demand { downstream.receive(input) }
 
-    func receive(completion: Subscribers.Completion<Never>) {
-      downstream.receive(completion: .finished)
-    }
+  @inlinable func receive(completion: Subscribers.Completion<Never>) {
+    downstream.receive(completion: .finished)
   }
 }

@@ -1,7 +1,7 @@
 extension Publisher {
   /// Transforms every element with a throwing closure; a thrown error fails the stream and
   /// cancels upstream.
-  public func tryMap<T>(
+  @inlinable public func tryMap<T>(
     _ transform: @escaping @Sendable (Output) throws -> T
   )
     -> Publishers.TryMap<Self, T>
@@ -22,7 +22,7 @@ extension Publishers {
     public let transform: @Sendable (Upstream.Output) throws -> Output
 
     /// Creates a publisher that transforms `upstream`'s elements with `transform`.
-    public init(
+    @inlinable public init(
       upstream: Upstream, transform: @escaping @Sendable (Upstream.Output) throws -> Output
     ) {
       self.upstream = upstream
@@ -30,60 +30,58 @@ extension Publishers {
     }
 
     /// Attaches the subscriber behind a transforming stage that can end the stream.
-    public func receive<S: Subscriber>(subscriber: S)
+    @inlinable @inline(__always) public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
-      upstream.subscribe(Inner(downstream: subscriber, transform: transform))
+      upstream.subscribe(
+        TryMapInner<Upstream.Output, Upstream.Failure, S>(
+          downstream: subscriber, transform: transform))
     }
   }
 }
 
-extension Publishers.TryMap {
-  /// Hands the upstream subscription downstream and keeps it to cancel on a throw; its state
-  /// is touched only in `receive` calls, which the upstream serialises.
-  private final class Inner<Downstream: Subscriber>: Subscriber
-  where Downstream.Input == Output, Downstream.Failure == any Error {
-    typealias Input = Upstream.Output
-    typealias Failure = Upstream.Failure
+/// Hands the upstream subscription downstream and keeps it to cancel on a throw; its state
+/// is touched only in `receive` calls, which the upstream serialises.
+@usableFromInline
+final class TryMapInner<Input, Failure: Error, Downstream: Subscriber>: Subscriber
+where Downstream.Failure == any Error {
+  @usableFromInline let downstream: Downstream
+  @usableFromInline let transform: @Sendable (Input) throws -> Downstream.Input
+  @usableFromInline var upstream: (any Subscription)?
+  @usableFromInline var isDone = false
 
-    private let downstream: Downstream
-    private let transform: @Sendable (Upstream.Output) throws -> Output
-    private var upstream: (any Subscription)?
-    private var isDone = false
+  @inlinable init(
+    downstream: Downstream, transform: @escaping @Sendable (Input) throws -> Downstream.Input
+  ) {
+    self.downstream = downstream
+    self.transform = transform
+  }
 
-    init(
-      downstream: Downstream, transform: @escaping @Sendable (Upstream.Output) throws -> Output
-    ) {
-      self.downstream = downstream
-      self.transform = transform
-    }
+  @inlinable func receive(subscription: any Subscription) {
+    upstream = subscription
+    downstream.receive(subscription: subscription)
+  }
 
-    func receive(subscription: any Subscription) {
-      upstream = subscription
-      downstream.receive(subscription: subscription)
-    }
-
-    func receive(_ input: Input) -> Subscribers.Demand {
-      guard !isDone else { return .none }
-      do {
-        return downstream.receive(try transform(input))
-      } catch {
-        isDone = true
-        let subscription = upstream
-        upstream = nil
-        subscription?.cancel()
-        downstream.receive(completion: .failure(error))
-        return .none
-      }
-    }
-
-    func receive(completion: Subscribers.Completion<Failure>) {
-      guard !isDone else { return }
+  @inlinable func receive(_ input: Input) -> Subscribers.Demand {
+    guard !isDone else { return .none }
+    do {
+      return downstream.receive(try transform(input))
+    } catch {
       isDone = true
+      let subscription = upstream
       upstream = nil
-      switch completion {
-      case .finished: downstream.receive(completion: .finished)
-      case .failure(let error): downstream.receive(completion: .failure(error))
-      }
+      subscription?.cancel()
+      downstream.receive(completion: .failure(error))
+      return .none
+    }
+  }
+
+  @inlinable func receive(completion: Subscribers.Completion<Failure>) {
+    guard !isDone else { return }
+    isDone = true
+    upstream = nil
+    switch completion {
+    case .finished: downstream.receive(completion: .finished)
+    case .failure(let error): downstream.receive(completion: .failure(error))
     }
   }
 }
