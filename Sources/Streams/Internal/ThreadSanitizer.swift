@@ -16,12 +16,13 @@ import Musl
 /// mutex. The annotations are found at run time (`__tsan_acquire`/`__tsan_release` exist only
 /// in sanitized builds), so an ordinary build pays one predictable branch. On Apple platforms
 /// `Mutex` is an `os_unfair_lock`, which TSan already understands, and these do nothing.
+@usableFromInline
 enum ThreadSanitizer {
-  private typealias Annotation = @convention(c) (UnsafeRawPointer?) -> Void
+  @usableFromInline typealias Annotation = @convention(c) (UnsafeRawPointer?) -> Void
 
   #if canImport(Glibc) || canImport(Musl)
-  private static let acquireAnnotation = lookUp("__tsan_acquire")
-  private static let releaseAnnotation = lookUp("__tsan_release")
+  @usableFromInline static let acquireAnnotation = lookUp("__tsan_acquire")
+  @usableFromInline static let releaseAnnotation = lookUp("__tsan_release")
 
   private static func lookUp(_ name: String) -> Annotation? {
     // A null handle is RTLD_DEFAULT: search every loaded object.
@@ -29,18 +30,18 @@ enum ThreadSanitizer {
     return unsafeBitCast(symbol, to: Annotation.self)
   }
   #else
-  private static let acquireAnnotation: Annotation? = nil
-  private static let releaseAnnotation: Annotation? = nil
+  @usableFromInline static let acquireAnnotation: Annotation? = nil
+  @usableFromInline static let releaseAnnotation: Annotation? = nil
   #endif
 
   /// Records that the lock at `address` was just acquired.
-  @inline(__always)
+  @inlinable
   static func acquire(_ address: UnsafeRawPointer) {
     acquireAnnotation?(address)
   }
 
   /// Records that the lock at `address` is about to be released.
-  @inline(__always)
+  @inlinable
   static func release(_ address: UnsafeRawPointer) {
     releaseAnnotation?(address)
   }
@@ -50,6 +51,7 @@ extension Mutex where Value: ~Copyable {
   /// `withLock`, with the critical section announced to ThreadSanitizer (see
   /// ``ThreadSanitizer``). Use it for every lock in the module so that
   /// `swift test --sanitize=thread` reports real races only.
+  @inlinable
   func withAnnotatedLock<Result, E: Error>(
     _ body: (inout sending Value) throws(E) -> sending Result
   ) throws(E) -> sending Result {
