@@ -150,6 +150,31 @@ import Testing
     #expect(server.requests(at: "/a").isEmpty)
   }
 
+  @Test func decodesAChunkedRequestBody() async throws {
+    let server = try TestHTTPServer()
+    server.setHandler(at: "/put") { request in HTTPResponse(body: request.body) }
+    let client = try LoopbackClient(port: server.port)
+    try client.send(
+      "PUT /put HTTP/1.1\r\nHost: test\r\nTransfer-Encoding: chunked\r\n\r\n"
+        + "5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n")
+    let (_, body) = try await client.readResponse()
+    #expect(String(decoding: body, as: UTF8.self) == "hello world")
+    #expect(server.requests.first?.text == "hello world")
+  }
+
+  @Test func answersExpect100ContinueBeforeReadingTheBody() async throws {
+    let server = try TestHTTPServer()
+    server.setHandler(at: "/post") { request in HTTPResponse(body: request.body) }
+    let client = try LoopbackClient(port: server.port)
+    try client.send(
+      "POST /post HTTP/1.1\r\nHost: test\r\nContent-Length: 4\r\nExpect: 100-continue\r\n\r\n")
+    #expect(try await client.readResponseHead().status == 100)
+    try client.send("body")
+    let (head, body) = try await client.readResponse()
+    #expect(head.status == 200)
+    #expect(String(decoding: body, as: UTF8.self) == "body")
+  }
+
   @Test func waitForRequestsReturnsOnceTheyArrive() async throws {
     let server = try TestHTTPServer()
     server.setDocument("a", at: "/a")
