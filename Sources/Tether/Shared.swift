@@ -42,7 +42,8 @@ public struct Shared<Value: Sendable>: Sendable {
   /// subscribe to external changes.
   public init(wrappedValue: @autoclosure () -> Value, _ key: some SharedKey<Value>) {
     self.init(
-      root: SharedStorage.current.registry.reference(for: key, initialValue: wrappedValue))
+      root: SharedStorage.current.registry.reference(
+        for: key, writer: { key }, initialValue: wrappedValue))
   }
 
   /// Shares the optional value stored by `key`, starting from `nil`.
@@ -57,7 +58,8 @@ public struct Shared<Value: Sendable>: Sendable {
   /// ```
   public init<K: SharedKey<Value>>(_ key: SharedKeyDefault<K>) {
     self.init(
-      root: SharedStorage.current.registry.reference(for: key, initialValue: key.defaultValue))
+      root: SharedStorage.current.registry.reference(
+        for: key, writer: { key }, initialValue: key.defaultValue))
   }
 
   /// Shares the value stored by a key that carries a default, overriding that default.
@@ -65,14 +67,16 @@ public struct Shared<Value: Sendable>: Sendable {
     wrappedValue: @autoclosure () -> Value, _ key: SharedKeyDefault<K>
   ) {
     self.init(
-      root: SharedStorage.current.registry.reference(for: key, initialValue: wrappedValue))
+      root: SharedStorage.current.registry.reference(
+        for: key, writer: { key }, initialValue: wrappedValue))
   }
 
   /// Shares the value stored by `key`, failing if nothing can be loaded.
   ///
   /// - Throws: The key's load error, or ``SharedLoadError/notFound`` if nothing is stored.
   public init(require key: some SharedKey<Value>) async throws {
-    self.init(root: try await SharedStorage.current.registry.requireReference(for: key))
+    self.init(
+      root: try await SharedStorage.current.registry.requireReference(for: key, writer: { key }))
   }
 
   /// A shared value with no key: it lives in memory for as long as something holds it.

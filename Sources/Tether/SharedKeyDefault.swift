@@ -59,8 +59,8 @@ extension SharedKeyDefault: CustomStringConvertible {
 }
 
 extension SharedKeyDefault: SpecialKey {
-  var registryType: ObjectIdentifier { KeyTraits(base).registryType }
-  var livesInReference: Bool { KeyTraits(base).pinned }
+  static var registryType: ObjectIdentifier { KeyTraits.of(Base.self).registryType }
+  static var livesInReference: Bool { KeyTraits.of(Base.self).pinned }
 }
 
 extension SharedReaderKey {

@@ -23,7 +23,8 @@ public struct SharedReader<Value: Sendable>: Sendable {
   /// If another holder already shares this key, this one joins it and `wrappedValue` is not
   /// used.
   public init(wrappedValue: @autoclosure () -> Value, _ key: some SharedReaderKey<Value>) {
-    reference = SharedStorage.current.registry.reference(for: key, initialValue: wrappedValue)
+    reference = SharedStorage.current.registry.reference(
+      for: key, writer: { key as? any SharedKey<Value> }, initialValue: wrappedValue)
   }
 
   /// Reads the optional value stored by `key`, starting from `nil`.
@@ -35,21 +36,23 @@ public struct SharedReader<Value: Sendable>: Sendable {
   /// Reads the value stored by a key that carries its default value.
   public init<K: SharedReaderKey<Value>>(_ key: SharedKeyDefault<K>) {
     reference = SharedStorage.current.registry.reference(
-      for: key, initialValue: key.defaultValue)
+      for: key, writer: { key as? any SharedKey<Value> }, initialValue: key.defaultValue)
   }
 
   /// Reads the value stored by a key that carries a default, overriding that default.
   public init<K: SharedReaderKey<Value>>(
     wrappedValue: @autoclosure () -> Value, _ key: SharedKeyDefault<K>
   ) {
-    reference = SharedStorage.current.registry.reference(for: key, initialValue: wrappedValue)
+    reference = SharedStorage.current.registry.reference(
+      for: key, writer: { key as? any SharedKey<Value> }, initialValue: wrappedValue)
   }
 
   /// Reads the value stored by `key`, failing if nothing can be loaded.
   ///
   /// - Throws: The key's load error, or ``SharedLoadError/notFound`` if nothing is stored.
   public init(require key: some SharedReaderKey<Value>) async throws {
-    reference = try await SharedStorage.current.registry.requireReference(for: key)
+    reference = try await SharedStorage.current.registry.requireReference(
+      for: key, writer: { key as? any SharedKey<Value> })
   }
 
   /// A constant value with no key.

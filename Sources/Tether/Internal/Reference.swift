@@ -12,7 +12,7 @@ import Synchronization
 /// that touches the same value therefore never deadlocks; its own change is queued behind the
 /// one being delivered.
 @usableFromInline
-final class Reference<Value: Sendable>: MutableReference, Observable {
+final class Reference<Value: Sendable>: MutableReference {
   @usableFromInline
   enum Delivery: Sendable {
     /// The value changed to `value` (now at `version`); save it if `save` has a sequence.
@@ -61,28 +61,29 @@ final class Reference<Value: Sendable>: MutableReference, Observable {
   /// Whether `Value` is `Equatable` at run time (then unchanged values are not re-announced).
   @usableFromInline let isEquatable: Bool
   @usableFromInline let registrar = ObservationRegistrar()
-  @usableFromInline let valuePath: KeyPath<Reference, Value> & Sendable
+  /// `ObservedProperties.subject` and `.value`, kept here so reads skip the statics' accessors.
+  @usableFromInline let observedSubject = ObservedProperties.subject
+  @usableFromInline let valuePath = ObservedProperties.value
   /// The issue observer of the task that created the reference (reports come from anywhere).
   let issueObserver: IssueReporting.Observer?
-  private weak let registry: ReferenceRegistry?
-  private let registryKey: ReferenceRegistry.Key?
+  /// Removes the registry entry when the reference goes away (the argument is its identity).
+  private let unregister: (@Sendable (ObjectIdentifier) -> Void)?
 
   init(
     initialValue: Value, key: (any SharedReaderKey<Value>)?, livesInReference: Bool,
-    registry: ReferenceRegistry? = nil, registryKey: ReferenceRegistry.Key? = nil
+    writer: (any SharedKey<Value>)? = nil,
+    unregister: (@Sendable (ObjectIdentifier) -> Void)? = nil
   ) {
     self.state = Lock(State(value: initialValue))
     self.initialValue = initialValue
     self.reader = key
-    self.writer = key as? any SharedKey<Value>
+    self.writer = writer
     self.livesInReference = livesInReference || key == nil
     self.savesToKey = !self.livesInReference && writer != nil
     self.isEqual = runtimeEquality(Value.self)
     self.isEquatable = isEqual != nil
-    self.valuePath = \Reference.observedValue
     self.issueObserver = IssueReporting.observer
-    self.registry = registry
-    self.registryKey = registryKey
+    self.unregister = unregister
   }
 
   deinit {
@@ -92,9 +93,7 @@ final class Reference<Value: Sendable>: MutableReference, Observable {
       return state.subscription
     }
     subscription?.cancel()
-    if let registry, let registryKey {
-      registry.remove(registryKey, ifIdenticalTo: ObjectIdentifier(self))
-    }
+    unregister?(ObjectIdentifier(self))
   }
 
   var root: AnyObject { self }
@@ -110,11 +109,11 @@ final class Reference<Value: Sendable>: MutableReference, Observable {
 
   // MARK: Reading
 
-  /// The target of `valuePath`, the key path Observation tracks for the value.
+  /// The current value, without registering an Observation access.
   @usableFromInline var observedValue: Value { state.withLock { $0.value } }
 
   @inlinable var value: Value {
-    registrar.access(self, keyPath: valuePath)
+    registrar.access(observedSubject, keyPath: valuePath)
     return state.withLock { state in
       if !state.observable { state.observable = true }
       return state.value
@@ -122,17 +121,17 @@ final class Reference<Value: Sendable>: MutableReference, Observable {
   }
 
   var isLoading: Bool {
-    registrar.access(self, keyPath: \.isLoading)
+    registrar.access(ObservedProperties.subject, keyPath: ObservedProperties.isLoading)
     return state.withLock { $0.isLoading }
   }
 
   var loadError: (any Error)? {
-    registrar.access(self, keyPath: \.loadError)
+    registrar.access(ObservedProperties.subject, keyPath: ObservedProperties.loadError)
     return state.withLock { $0.loadError }
   }
 
   var saveError: (any Error)? {
-    registrar.access(self, keyPath: \.saveError)
+    registrar.access(ObservedProperties.subject, keyPath: ObservedProperties.saveError)
     return state.withLock { $0.saveError }
   }
 
@@ -262,7 +261,7 @@ final class Reference<Value: Sendable>: MutableReference, Observable {
       state.saveError = nil
       return hadError
     }
-    if changed { notifyObservation(\.saveError) }
+    if changed { notifyObservation(ObservedProperties.saveError) }
   }
 
   func save() async throws {
@@ -298,8 +297,8 @@ final class Reference<Value: Sendable>: MutableReference, Observable {
   }
 
   @inlinable
-  func notifyObservation<Member>(_ keyPath: KeyPath<Reference, Member>) {
-    registrar.withMutation(of: self, keyPath: keyPath) {}
+  func notifyObservation(_ keyPath: KeyPath<ObservedProperties, Void> & Sendable) {
+    registrar.withMutation(of: observedSubject, keyPath: keyPath) {}
   }
 
   // MARK: Loading
@@ -331,7 +330,7 @@ final class Reference<Value: Sendable>: MutableReference, Observable {
       defer { state.isLoading = true }
       return (state.version, !state.isLoading)
     }
-    if changed { notifyObservation(\.isLoading) }
+    if changed { notifyObservation(ObservedProperties.isLoading) }
     return version
   }
 
@@ -382,7 +381,7 @@ final class Reference<Value: Sendable>: MutableReference, Observable {
         defer { state.isLoading = loading }
         return state.isLoading != loading
       }
-      if changed { notifyObservation(\.isLoading) }
+      if changed { notifyObservation(ObservedProperties.isLoading) }
     }
   }
 
@@ -417,9 +416,9 @@ final class Reference<Value: Sendable>: MutableReference, Observable {
       outcome.drain = recordChange(&state, save: false)
       return outcome
     }
-    if outcome.loadingEnded { notifyObservation(\.isLoading) }
-    if outcome.errorCleared { notifyObservation(\.loadError) }
-    if outcome.valueChanged, outcome.observable { notifyObservation(valuePath) }
+    if outcome.loadingEnded { notifyObservation(ObservedProperties.isLoading) }
+    if outcome.errorCleared { notifyObservation(ObservedProperties.loadError) }
+    if outcome.valueChanged, outcome.observable { notifyObservation(ObservedProperties.value) }
     if let drain = outcome.drain { self.drain(drain) }
   }
 
@@ -430,7 +429,7 @@ final class Reference<Value: Sendable>: MutableReference, Observable {
       state.isLoading = false
       return true
     }
-    notifyObservation(\.loadError)
-    if loadingEnded { notifyObservation(\.isLoading) }
+    notifyObservation(ObservedProperties.loadError)
+    if loadingEnded { notifyObservation(ObservedProperties.isLoading) }
   }
 }

@@ -44,15 +44,16 @@ public struct InMemoryKey<Value: Sendable>: SharedKey, CustomStringConvertible {
 
   /// Stores `value` under this name in the current storage scope and resumes at once.
   public func save(_ value: Value, context: SaveContext, continuation: SaveContinuation) {
-    let reference = SharedStorage.current.registry.reference(for: self) { value }
+    let reference = SharedStorage.current.registry.reference(
+      for: self, writer: { self }, initialValue: { value })
     reference.withLock { $0 = value }
     continuation.resume()
   }
 }
 
 extension InMemoryKey: SpecialKey {
-  var registryType: ObjectIdentifier { ObjectIdentifier(Self.self) }
-  var livesInReference: Bool { true }
+  static var registryType: ObjectIdentifier { ObjectIdentifier(Self.self) }
+  static var livesInReference: Bool { true }
 }
 
 extension SharedReaderKey {
