@@ -60,7 +60,7 @@ func coreBenchmarks() -> [Benchmark] {
     },
     Benchmark("core.create-new", note: "target <= 3000 ns") {
       // Fresh names in a fresh scope, so every creation makes a new reference.
-      let names = (0..<50_000).map { "bench.new.\($0)" }
+      let names = (0..<10_000).map { "bench.new.\($0)" }
       return withSharedStorage(.isolated) {
         let clock = ContinuousClock()
         var sum: UInt64 = 0

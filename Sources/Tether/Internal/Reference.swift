@@ -219,8 +219,14 @@ final class Reference<Value: Sendable>: MutableReference {
   func deliver(_ delivery: Delivery, to listeners: [Listener<Value>]) {
     switch delivery {
     case .change(let version, let value, let save):
-      for listener in listeners where listener.joinedAt < version {
-        listener.receive(value)
+      // `listeners` keeps every listener alive; borrowing them spares a retain and a release
+      // per listener per change.
+      listeners.withUnsafeBufferPointer { buffer in
+        for index in buffer.indices {
+          Unmanaged.passUnretained(buffer[index])._withUnsafeGuaranteedRef { listener in
+            if listener.joinedAt < version { listener.receive(value) }
+          }
+        }
       }
       if let save { callSave(value, context: .didSet, sequence: save, completion: nil) }
     case .initial(let listener, let value):
@@ -282,8 +288,12 @@ final class Reference<Value: Sendable>: MutableReference {
   // MARK: Observing
 
   func addListener(_ receive: @escaping @Sendable (Value) -> Void) -> ListenerToken {
+    addReceiver(ClosureReceiver(receive))
+  }
+
+  func addReceiver(_ receiver: any ValueReceiver<Value>) -> ListenerToken {
     let (listener, drain) = state.withLock { state -> (Listener<Value>, DrainStart?) in
-      let listener = Listener(joinedAt: state.version, receive: receive)
+      let listener = Listener(joinedAt: state.version, receiver: receiver)
       state.listeners.append(listener)
       return (listener, enqueue(.initial(listener, state.value), in: &state))
     }

@@ -20,6 +20,28 @@ protocol ReaderReference<Value>: AnyObject, Sendable {
   func load() async throws
   /// Calls `receive` with the current value, then with each change, in order, serially.
   func addListener(_ receive: @escaping @Sendable (Value) -> Void) -> ListenerToken
+  /// Like `addListener`, handing values straight to `receiver` (one call less per value).
+  func addReceiver(_ receiver: any ValueReceiver<Value>) -> ListenerToken
+}
+
+extension ReaderReference {
+  func addReceiver(_ receiver: any ValueReceiver<Value>) -> ListenerToken {
+    addListener { receiver.offer($0) }
+  }
+}
+
+/// Something a reference's drainer hands values to, one call at a time.
+@usableFromInline
+protocol ValueReceiver<Value>: AnyObject, Sendable {
+  associatedtype Value
+  func offer(_ value: Value)
+}
+
+/// A `ValueReceiver` that calls a closure.
+final class ClosureReceiver<Value>: ValueReceiver {
+  let receive: @Sendable (Value) -> Void
+  init(_ receive: @escaping @Sendable (Value) -> Void) { self.receive = receive }
+  func offer(_ value: Value) { receive(value) }
 }
 
 /// What a `Shared` holds: a reference that can also be mutated and saved.
@@ -37,12 +59,12 @@ protocol MutableReference<Value>: ReaderReference {
 final class Listener<Value: Sendable>: Sendable {
   /// The version of the value when the listener joined; it gets only later changes.
   @usableFromInline let joinedAt: UInt64
-  @usableFromInline let receiveValue: @Sendable (Value) -> Void
+  @usableFromInline let receiver: any ValueReceiver<Value>
   @usableFromInline let cancelled = Atomic<Bool>(false)
 
-  init(joinedAt: UInt64, receive: @escaping @Sendable (Value) -> Void) {
+  init(joinedAt: UInt64, receiver: any ValueReceiver<Value>) {
     self.joinedAt = joinedAt
-    self.receiveValue = receive
+    self.receiver = receiver
   }
 
   var isCancelled: Bool { cancelled.load(ordering: .acquiring) }
@@ -51,7 +73,7 @@ final class Listener<Value: Sendable>: Sendable {
   @inlinable
   func receive(_ value: Value) {
     guard !cancelled.load(ordering: .acquiring) else { return }
-    receiveValue(value)
+    receiver.offer(value)
   }
 
   /// Stops deliveries; returns `false` if it was already cancelled.

@@ -15,13 +15,6 @@ struct SharedPublisher<Value: Sendable>: Publisher {
   }
 }
 
-/// Something the reference's drainer hands values to (lets a listener closure avoid capturing
-/// a generic subscriber type).
-protocol ValueReceiver<Value>: AnyObject, Sendable {
-  associatedtype Value
-  func offer(_ value: Value)
-}
-
 /// One subscriber's connection to a shared value.
 ///
 /// The reference's drainer calls `offer` with each value, one call at a time. With unlimited
@@ -76,8 +69,7 @@ where Downstream.Input == Value, Downstream.Failure == Never {
     }
     if register {
       // The listener's first delivery is the current value.
-      let target: any ValueReceiver<Value> = self
-      let token = reference.addListener { value in target.offer(value) }
+      let token = reference.addReceiver(self)
       let cancelled = state.withLock { state -> Bool in
         if !state.cancelled { state.token = token }
         return state.cancelled
