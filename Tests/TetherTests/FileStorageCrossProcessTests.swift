@@ -3,6 +3,9 @@ import Testing
 
 @testable import Tether
 
+/// The length of the child's storm values (`stormLength` in Tests/TestChild/FileCommands.swift).
+private let stormLength = 500
+
 /// `FileStorageKey` between two real processes: this test process and `tether-test-child`.
 @Suite struct FileStorageCrossProcessTests {
   let directory: FileTestDirectory
@@ -62,11 +65,11 @@ import Testing
   @Test func aReaderInAnotherProcessNeverSeesAPartialFileDuring1000Saves() async throws {
     defer { directory.remove() }
     let key: FileStorageKey<[Int]> = .fileStorage(directory.file("storm.json"))
-    try await key.saveAndWait(Array(repeating: 0, count: 2_000))
+    try await key.saveAndWait(Array(repeating: 0, count: stormLength))
     let reader = try FileTestChild(["file-read-loop", key.url.path])
     #expect(await reader.waitForLine("ready"))
     for index in 1...1_000 {
-      try await key.saveAndWait(Array(repeating: index, count: 2_000))
+      try await key.saveAndWait(Array(repeating: index, count: stormLength))
     }
     reader.closeInput()
     #expect(await reader.waitForLine("reads", prefix: true))
@@ -93,7 +96,7 @@ import Testing
       #expect(await child.waitForExit() != nil)
       let data = try Data(contentsOf: url)
       let values = try JSONDecoder().decode([Int].self, from: data)
-      #expect(values.count == 2_000 && Set(values).count == 1, "round \(round)")
+      #expect(values.count == stormLength && Set(values).count == 1, "round \(round)")
     }
   }
 }
