@@ -1,3 +1,5 @@
+import Streams
+
 /// A property wrapper for a value shared with every other holder of the same key.
 ///
 /// Declare it with a key that says where the value lives; every `@Shared` of the same key
@@ -130,6 +132,22 @@ public struct Shared<Value: Sendable>: Sendable {
 
   /// The error of the latest failed save; `nil` after a success.
   public var saveError: (any Error)? { reference.saveError }
+
+  /// A publisher of the current value, then of every change, in mutation order.
+  ///
+  /// Each subscriber gets the value at the moment it subscribes, then every later change
+  /// exactly once and in the order the mutations happened, even when they come from many
+  /// threads. An `Equatable` value that did not change is not re-emitted. Values are
+  /// delivered outside the value's lock, so a subscriber may read or mutate the same shared
+  /// value. A subscriber that has no outstanding demand gets only the newest value when it
+  /// asks again.
+  ///
+  /// ```swift
+  /// let cancellable = $count.publisher.sink { print("count is", $0) }
+  /// ```
+  public var publisher: AnyPublisher<Value, Never> {
+    AnyPublisher(SharedPublisher(reference: reference))
+  }
 
   /// The value now and after every change, for state: it skips to the newest value.
   ///

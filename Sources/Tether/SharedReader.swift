@@ -1,3 +1,5 @@
+import Streams
+
 /// A read-only property wrapper for a value shared with every other holder of the same key.
 ///
 /// The read-only twin of ``Shared``: it works with keys that can only load and watch (such
@@ -96,6 +98,12 @@ public struct SharedReader<Value: Sendable>: Sendable {
 
   /// The error of the latest failed load or external update; `nil` after a success.
   public var loadError: (any Error)? { reference.loadError }
+
+  /// A publisher of the current value, then of every change, in mutation order, as
+  /// ``Shared/publisher``.
+  public var publisher: AnyPublisher<Value, Never> {
+    AnyPublisher(SharedPublisher(reference: reference))
+  }
 
   /// The value now and after every change, conflated to the newest, as ``Shared/values``.
   public var values: AsyncStream<Value> { latestValues(of: reference) }

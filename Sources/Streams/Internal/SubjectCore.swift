@@ -21,7 +21,6 @@ final class SubjectCore<Output, Failure: Error>: Sendable {
   struct State {
     var conduits: ContiguousArray<SubjectConduit<Output, Failure>> = []
     var queue: [Event] = []
-    var queueHead = 0
     var isDelivering = false
     /// Set when `send(completion:)` is called: later sends are ignored at once.
     var completion: Subscribers.Completion<Failure>?
@@ -31,19 +30,6 @@ final class SubjectCore<Output, Failure: Error>: Sendable {
     var current: Output?
     /// Upstream subscriptions handed over with `send(subscription:)`.
     var upstreams: [any Subscription] = []
-
-    mutating func dequeue() -> Event? {
-      guard queueHead < queue.count else {
-        if !queue.isEmpty {
-          queue.removeAll(keepingCapacity: true)
-          queueHead = 0
-        }
-        return nil
-      }
-      let event = queue[queueHead]
-      queueHead += 1
-      return event
-    }
   }
 
   let state: Locked<State>
@@ -114,44 +100,53 @@ final class SubjectCore<Output, Failure: Error>: Sendable {
   }
 
   /// Delivers queued events until the queue is empty; only the deliverer calls it.
+  ///
+  /// It takes the whole queue at once (swapping it with a spare buffer, so no allocation)
+  /// and one snapshot of the subscribers for the batch, so senders racing with it cost one
+  /// lock each, not two. A subscriber cancelled during the batch is skipped by its conduit;
+  /// a subscriber attached during the batch joins the snapshot at its place in the order.
   private func drain() {
+    var batch: [Event] = []
     while true {
-      let next:
-        (
-          event: Event, conduits: ContiguousArray<SubjectConduit<Output, Failure>>,
-          current: Output?
-        )? = state.withLock { state in
-          guard let event = state.dequeue() else {
-            state.isDelivering = false
-            return nil
-          }
-          switch event {
-          case .completion(let completion):
-            let conduits = state.conduits
-            state.conduits = []
-            state.deliveredCompletion = completion
-            state.upstreams = []
-            return (event, conduits, nil)
-          case .attach(let conduit):
-            if state.deliveredCompletion == nil { state.conduits.append(conduit) }
-            return (event, [], state.current)
-          default:
-            return (event, state.conduits, nil)
-          }
+      var conduits: ContiguousArray<SubjectConduit<Output, Failure>> = []
+      let hasWork = state.withLock { state in
+        guard !state.queue.isEmpty else {
+          state.isDelivering = false
+          return false
         }
-      guard let next else { return }
-      switch next.event {
-      case .value(let value):
-        for conduit in next.conduits { conduit.deliver(value) }
-      case .completion(let completion):
-        for conduit in next.conduits { conduit.complete(completion) }
-      case .attach(let conduit):
-        conduit.start(holding: next.current)
-        let finished = state.withLock { $0.deliveredCompletion }
-        if let finished { conduit.complete(finished) }
-      case .replay(let conduit):
-        conduit.deliverHeldValue()
+        swap(&state.queue, &batch)
+        conduits = state.conduits
+        return true
       }
+      guard hasWork else { return }
+      for event in batch {
+        switch event {
+        case .value(let value):
+          for conduit in conduits { conduit.deliver(value) }
+        case .completion(let completion):
+          let finished = state.withLock { state in
+            defer {
+              state.conduits = []
+              state.upstreams = []
+              state.deliveredCompletion = completion
+            }
+            return state.conduits
+          }
+          conduits = []
+          for conduit in finished { conduit.complete(completion) }
+        case .attach(let conduit):
+          let (current, isFinished) = state.withLock { state in
+            if state.deliveredCompletion == nil { state.conduits.append(conduit) }
+            conduits = state.conduits
+            return (state.current, state.deliveredCompletion)
+          }
+          conduit.start(holding: current)
+          if let isFinished { conduit.complete(isFinished) }
+        case .replay(let conduit):
+          conduit.deliverHeldValue()
+        }
+      }
+      batch.removeAll(keepingCapacity: true)
     }
   }
 }

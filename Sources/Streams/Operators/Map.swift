@@ -1,0 +1,66 @@
+extension Publisher {
+  /// Transforms every element from the upstream publisher with the given closure.
+  ///
+  /// `map` is stateless: it takes no lock and allocates nothing per value, and it hands the
+  /// upstream subscription straight to the downstream subscriber.
+  ///
+  /// ```swift
+  /// let lengths = names.map { $0.count }
+  /// ```
+  public func map<T>(_ transform: @escaping @Sendable (Output) -> T) -> Publishers.Map<Self, T> {
+    Publishers.Map(upstream: self, transform: transform)
+  }
+}
+
+extension Publishers {
+  /// A publisher that transforms all elements from the upstream publisher with a closure.
+  public struct Map<Upstream: Publisher, Output>: Publisher {
+    /// Map fails when its upstream fails.
+    public typealias Failure = Upstream.Failure
+
+    /// The publisher from which this publisher receives elements.
+    public let upstream: Upstream
+    /// The closure that transforms elements from the upstream publisher.
+    public let transform: @Sendable (Upstream.Output) -> Output
+
+    /// Creates a publisher that transforms `upstream`'s elements with `transform`.
+    public init(upstream: Upstream, transform: @escaping @Sendable (Upstream.Output) -> Output) {
+      self.upstream = upstream
+      self.transform = transform
+    }
+
+    /// Attaches the subscriber behind a stateless transforming stage.
+    public func receive<S: Subscriber>(subscriber: S)
+    where S.Input == Output, S.Failure == Failure {
+      upstream.subscribe(Inner(downstream: subscriber, transform: transform))
+    }
+  }
+}
+
+extension Publishers.Map {
+  private final class Inner<Downstream: Subscriber>: Subscriber
+  where Downstream.Input == Output, Downstream.Failure == Upstream.Failure {
+    typealias Input = Upstream.Output
+    typealias Failure = Upstream.Failure
+
+    private let downstream: Downstream
+    private let transform: @Sendable (Upstream.Output) -> Output
+
+    init(downstream: Downstream, transform: @escaping @Sendable (Upstream.Output) -> Output) {
+      self.downstream = downstream
+      self.transform = transform
+    }
+
+    func receive(subscription: any Subscription) {
+      downstream.receive(subscription: subscription)
+    }
+
+    func receive(_ input: Input) -> Subscribers.Demand {
+      downstream.receive(transform(input))
+    }
+
+    func receive(completion: Subscribers.Completion<Failure>) {
+      downstream.receive(completion: completion)
+    }
+  }
+}
