@@ -20,9 +20,19 @@ import Streams
 @dynamicMemberLookup
 public struct Shared<Value: Sendable>: Sendable {
   let reference: any MutableReference<Value>
+  /// The same reference when it is a root (not a derived member), so hot paths can call it
+  /// directly and be specialized for `Value` in the caller's module. `reference` keeps it
+  /// alive, so it is held unretained: that spares a retain and a release on every access.
+  @usableFromInline let root: Unmanaged<Reference<Value>>?
 
   init(reference: any MutableReference<Value>) {
     self.reference = reference
+    self.root = (reference as? Reference<Value>).map { Unmanaged.passUnretained($0) }
+  }
+
+  init(root: Reference<Value>) {
+    self.reference = root
+    self.root = Unmanaged.passUnretained(root)
   }
 
   /// Shares the value stored by `key`, starting from `wrappedValue` if nothing is stored.
@@ -31,7 +41,8 @@ public struct Shared<Value: Sendable>: Sendable {
   /// used. Otherwise the key is asked to load (with `.initialValue(wrappedValue)`), then to
   /// subscribe to external changes.
   public init(wrappedValue: @autoclosure () -> Value, _ key: some SharedKey<Value>) {
-    reference = SharedStorage.current.registry.reference(for: key, initialValue: wrappedValue)
+    self.init(
+      root: SharedStorage.current.registry.reference(for: key, initialValue: wrappedValue))
   }
 
   /// Shares the optional value stored by `key`, starting from `nil`.
@@ -45,29 +56,30 @@ public struct Shared<Value: Sendable>: Sendable {
   /// @Shared(.count) var count   // `.count` is `Self[.inMemory("count"), default: 0]`
   /// ```
   public init<K: SharedKey<Value>>(_ key: SharedKeyDefault<K>) {
-    reference = SharedStorage.current.registry.reference(
-      for: key, initialValue: key.defaultValue)
+    self.init(
+      root: SharedStorage.current.registry.reference(for: key, initialValue: key.defaultValue))
   }
 
   /// Shares the value stored by a key that carries a default, overriding that default.
   public init<K: SharedKey<Value>>(
     wrappedValue: @autoclosure () -> Value, _ key: SharedKeyDefault<K>
   ) {
-    reference = SharedStorage.current.registry.reference(for: key, initialValue: wrappedValue)
+    self.init(
+      root: SharedStorage.current.registry.reference(for: key, initialValue: wrappedValue))
   }
 
   /// Shares the value stored by `key`, failing if nothing can be loaded.
   ///
   /// - Throws: The key's load error, or ``SharedLoadError/notFound`` if nothing is stored.
   public init(require key: some SharedKey<Value>) async throws {
-    reference = try await SharedStorage.current.registry.requireReference(for: key)
+    self.init(root: try await SharedStorage.current.registry.requireReference(for: key))
   }
 
   /// A shared value with no key: it lives in memory for as long as something holds it.
   ///
   /// Pass it (or its projected value) to other code to share it.
   public init(value: Value) {
-    reference = Reference(initialValue: value, key: nil, livesInReference: true)
+    self.init(root: Reference(initialValue: value, key: nil, livesInReference: true))
   }
 
   /// Another holder of the same shared value; `Shared($count)`.
@@ -81,11 +93,17 @@ public struct Shared<Value: Sendable>: Sendable {
   /// last non-`nil` value.
   public init?(_ base: Shared<Value?>) {
     guard let initial = base.reference.value else { return nil }
-    reference = UnwrappedReference(base.reference, initial: initial)
+    self.init(reference: UnwrappedReference(base.reference, initial: initial))
   }
 
   /// The current value. Read-only: mutate with ``withLock(_:)``.
-  public var wrappedValue: Value { reference.value }
+  @inlinable
+  public var wrappedValue: Value {
+    if let root { return root._withUnsafeGuaranteedRef { $0.value } }
+    return derivedValue()
+  }
+
+  @usableFromInline func derivedValue() -> Value { reference.value }
 
   /// The shared value itself, for `withLock`, members, `publisher` and `values`.
   public var projectedValue: Shared<Value> {
@@ -100,7 +118,22 @@ public struct Shared<Value: Sendable>: Sendable {
   /// that are not `Equatable`), observers are notified and the key is asked to save with
   /// `.didSet`. Neither happens under the lock, and saves reach the key in mutation order.
   @discardableResult
+  @inlinable
   public func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
+    guard let root else { return try derivedWithLock(body) }
+    var outcome: Result<R, E>?
+    root._withUnsafeGuaranteedRef { reference in
+      do throws(E) {
+        outcome = .success(try reference.withLock(body))
+      } catch {
+        outcome = .failure(error)
+      }
+    }
+    return try outcome!.get()
+  }
+
+  @usableFromInline
+  func derivedWithLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
     try reference.withLock(body)
   }
 

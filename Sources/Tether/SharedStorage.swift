@@ -16,7 +16,7 @@ import Synchronization
 /// The scope is a task-local value: child tasks inherit it, detached tasks do not.
 public final class SharedStorage: Sendable {
   let registry = ReferenceRegistry()
-  private let scopedValues = Mutex<[ObjectIdentifier: any Sendable]>([:])
+  private let scopedValues = Lock<[ObjectIdentifier: any Sendable]>([:])
 
   private init() {}
 

@@ -19,9 +19,9 @@ public final class ConfigKey<Value: ConfigValueRepresentable>: ConfigKeys, @unch
   public let defaultValue: Value?
   /// What a lookup returns when nothing at all is configured: the in-code default or the
   /// type's static value.
-  let fallback: Value
+  @usableFromInline let fallback: Value
   let fallbackSource: ConfigValue.Source
-  let cacheKey: DecodedValueKey
+  @usableFromInline let cacheKey: DecodedValueKey
 
   /// Creates a key with an in-code default.
   public convenience init(_ name: String, default defaultValue: Value) {

@@ -141,7 +141,8 @@ extension ConfigValueRepresentable where Self: Encodable {
   }
 }
 
-extension ConfigValueRepresentable where Self: RawRepresentable, RawValue: ConfigValueRepresentable {
+extension ConfigValueRepresentable
+where Self: RawRepresentable, RawValue: ConfigValueRepresentable {
   /// Reads the raw value, then the case with that raw value.
   public init(configValue: ConfigValue) throws {
     self = try Self.fromRaw(configValue)

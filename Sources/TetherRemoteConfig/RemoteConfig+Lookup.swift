@@ -6,6 +6,7 @@ extension RemoteConfig {
   ///
   /// A layer whose value cannot be read as `Value` is skipped and the error recorded in
   /// ``decodeErrors``. Each entry is decoded once per activation, not per lookup.
+  @inlinable
   public subscript<Value>(key: ConfigKey<Value>) -> Value {
     let decoded = decoded(key)
     return decoded.remote ?? decoded.defaults ?? key.fallback
@@ -15,6 +16,7 @@ extension RemoteConfig {
   ///
   /// A remote value that cannot be read as `Value` is not returned: the lookup falls back like
   /// `config[key]` and the error is recorded. ``subscript(safeConfig:)`` returns `nil` instead.
+  @inlinable
   public subscript<Value>(config key: ConfigKey<Value>) -> Value? {
     let decoded = decoded(key)
     guard decoded.remoteRaw != nil else { return nil }
@@ -49,18 +51,21 @@ extension RemoteConfig {
 
   /// The first valid value among the active remote value, the defaults and the key's in-code
   /// default, or `nil`: never the static value, never a value that failed to decode.
+  @inlinable
   public subscript<Value>(safe key: ConfigKey<Value>) -> Value? {
     let decoded = decoded(key)
     return decoded.remote ?? decoded.defaults ?? key.defaultValue
   }
 
   /// The active remote value, or `nil` when there is none or it cannot be read as `Value`.
+  @inlinable
   public subscript<Value>(safeConfig key: ConfigKey<Value>) -> Value? {
     decoded(key).remote
   }
 
   /// The default from `setDefaults`, else the key's in-code default; `nil` when there is none
   /// or the `setDefaults` value cannot be read as `Value`.
+  @inlinable
   public subscript<Value>(safeDefault key: ConfigKey<Value>) -> Value? {
     let decoded = decoded(key)
     if decoded.defaultRaw != nil { return decoded.defaults }
@@ -150,19 +155,36 @@ extension RemoteConfig {
 
   // MARK: - Internals
 
+  @inlinable
   func decoded<Value>(_ key: ConfigKey<Value>) -> DecodedValue<Value> {
-    if let cached = state.withLock({ $0.decoded[key.cacheKey] }) {
+    if let cached = cachedDecodedValue(key.cacheKey) {
       // The dictionary key includes `Value`'s type, so the entry is a `DecodedValue<Value>`.
       return unsafeDowncast(cached, to: DecodedValue<Value>.self)
     }
+    return decodeAndCache(key)
+  }
+
+  @usableFromInline
+  func cachedDecodedValue(_ key: DecodedValueKey) -> AnyDecodedValue? {
+    state.withLock { state in
+      key.slot < state.decoded.count ? state.decoded[key.slot] : nil
+    }
+  }
+
+  @usableFromInline
+  func decodeAndCache<Value>(_ key: ConfigKey<Value>) -> DecodedValue<Value> {
     let (remoteRaw, defaultRaw, generation) = state.withLock {
       ($0.active.entries[key.name], $0.defaults[key.name], $0.generation)
     }
     // Decoding may run user code (a `Decodable` init), so it runs outside the lock.
     let decoded = DecodedValue<Value>(name: key.name, remoteRaw: remoteRaw, defaultRaw: defaultRaw)
     let newErrors = state.withLock { state -> [ConfigDecodingError] in
-      guard state.generation == generation, state.decoded[key.cacheKey] == nil else { return [] }
-      state.decoded[key.cacheKey] = decoded
+      let slot = key.cacheKey.slot
+      if state.decoded.count <= slot {
+        state.decoded.append(contentsOf: repeatElement(nil, count: slot + 1 - state.decoded.count))
+      }
+      guard state.generation == generation, state.decoded[slot] == nil else { return [] }
+      state.decoded[slot] = decoded
       if !decoded.errors.isEmpty { state.decodeErrors[key.cacheKey] = decoded.errors }
       return decoded.errors
     }
@@ -179,7 +201,10 @@ extension RemoteConfig {
   func invalidate(_ names: Set<String>, in state: inout State) {
     guard !names.isEmpty else { return }
     state.generation &+= 1
-    state.decoded = state.decoded.filter { !names.contains($0.key.name) }
+    for slot in state.decoded.indices
+    where state.decoded[slot].map({ names.contains($0.name) }) == true {
+      state.decoded[slot] = nil
+    }
     state.decodeErrors = state.decodeErrors.filter { !names.contains($0.key.name) }
   }
 

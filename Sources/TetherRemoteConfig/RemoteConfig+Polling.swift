@@ -12,7 +12,8 @@ extension RemoteConfig {
   ///
   /// Calling it again replaces the previous polling.
   public func startPolling(every interval: Duration) {
-    let seconds = max(0.001, Double(interval.components.seconds) + Double(interval.components.attoseconds) / 1e18)
+    let seconds = max(
+      0.001, Double(interval.components.seconds) + Double(interval.components.attoseconds) / 1e18)
     let task = Task { [weak self] in
       while !Task.isCancelled {
         guard let delay = await self?.pollOnce(interval: seconds) else { return }

@@ -38,13 +38,16 @@ public final class RemoteConfig: Sendable {
     var fetched: (payload: ConfigPayload, time: Date)?
     var defaults: [String: JSONValue] = [:]
     var generation = 0
-    var decoded: [DecodedValueKey: AnyDecodedValue] = [:]
+    /// Decoded values by `DecodedValueKey.slot`.
+    var decoded: [AnyDecodedValue?] = []
     var decodeErrors: [DecodedValueKey: [ConfigDecodingError]] = [:]
 
     var lastFetchStatus = RemoteConfigFetchStatus.noFetchYet
     var lastFetchTime: Date?
     var lastError: RemoteConfigError?
     var staleFlag = false
+    /// Counts activations that changed the active config, to order cache writes.
+    var activationSerial = 0
     var inFlight: Task<Result<RemoteConfigFetchStatus, RemoteConfigError>, Never>?
     var sourceChanges = 0
     var sourceChangesAtFetchStart = 0
@@ -59,7 +62,8 @@ public final class RemoteConfig: Sendable {
   }
 
   let state = Mutex(State())
-  let cacheQueue = DispatchQueue(label: "tether.remote-config.cache")
+  /// Serializes cache writes; holds the serial number of the activation last written.
+  let cacheWriter = Mutex<Int>(0)
   let updateSubject = PassthroughSubject<ConfigUpdate, Never>()
   let decodeErrorSubject = PassthroughSubject<ConfigDecodingError, Never>()
 
@@ -179,13 +183,14 @@ public final class RemoteConfig: Sendable {
   /// - Returns: Whether any entry changed.
   @discardableResult
   public func activate() async -> Bool {
-    let (changed, cache) = state.withLock { state -> (Set<String>, (CachedConfig, URL)?) in
+    let (changed, cache) = state.withLock { state -> (Set<String>, (URL, Int)?) in
       guard let fetched = state.fetched else { return ([], nil) }
       state.fetched = nil
       if let version = state.active.version, fetched.payload.version.isOlder(than: version) {
         return ([], nil)
       }
       let old = state.active.entries
+      let oldVersion = state.active.version
       let new = fetched.payload.entries
       var changed = Set<String>()
       for (name, value) in new where old[name] != value { changed.insert(name) }
@@ -195,12 +200,12 @@ public final class RemoteConfig: Sendable {
         invalidate(changed, in: &state)
         enqueue(.changed(changed, activation: true), in: &state)
       }
-      let cache = state.cacheURL.map {
-        (CachedConfig(entries: new, version: fetched.payload.version, fetchTime: fetched.time), $0)
-      }
-      return (changed, cache)
+      // The cache already holds this exact config: skip the write.
+      if changed.isEmpty, oldVersion == fetched.payload.version { return (changed, nil) }
+      state.activationSerial += 1
+      return (changed, state.cacheURL.map { ($0, state.activationSerial) })
     }
-    if let (cache, url) = cache { await writeCache(cache, to: url) }
+    if let (url, serial) = cache { writeCache(to: url, serial: serial) }
     deliver()
     return !changed.isEmpty
   }
@@ -284,15 +289,23 @@ public final class RemoteConfig: Sendable {
     }
   }
 
-  private func writeCache(_ cache: CachedConfig, to url: URL) async {
-    let failure: RemoteConfigError? = await withCheckedContinuation { continuation in
-      cacheQueue.async {
-        do {
-          try ConfigCacheFile.write(cache, to: url)
-          continuation.resume(returning: nil)
-        } catch {
-          continuation.resume(returning: .cacheWriteFailed("\(error)"))
-        }
+  /// Writes the active config to the cache unless a later activation already did: concurrent
+  /// activations cannot leave an older config on disk.
+  private func writeCache(to url: URL, serial: Int) {
+    let failure = cacheWriter.withLock { written -> RemoteConfigError? in
+      // Lock order: cacheWriter, then state; never the other way round.
+      let (active, latest) = state.withLock { ($0.active, $0.activationSerial) }
+      guard latest > written, serial > written else { return nil }
+      do {
+        try ConfigCacheFile.write(
+          CachedConfig(
+            entries: active.entries, version: active.version ?? ConfigVersion(),
+            fetchTime: active.fetchTime),
+          to: url)
+        written = latest
+        return nil
+      } catch {
+        return .cacheWriteFailed("\(error)")
       }
     }
     if let failure { state.withLock { $0.lastError = failure } }

@@ -79,7 +79,7 @@ let fileCommands: [String: ChildCommand] = [
 ]
 
 /// The length of a storm value.
-let stormLength = 2_000
+let stormLength = 500
 
 /// Whether `data` decodes as a complete storm value: `stormLength` equal integers.
 func isCompleteStormValue(_ data: Data) -> Bool {

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import TestSupport
 import Testing
 
@@ -141,6 +140,7 @@ import Testing
     #expect(requests.map(\.query) == ["x=1", nil, nil])
     #expect(requests.map(\.sequenceNumber) == [1, 2, 3])
     #expect(requests[0].header("x-trace") == "one")
+    #expect(requests[0].description == "#1 GET /a?x=1 (connection \(requests[0].connectionNumber))")
     #expect(requests[1].text == #"{"k":"v"}"#)
     #expect(requests[0].arrival <= requests[1].arrival)
     #expect(requests[1].arrival <= requests[2].arrival)

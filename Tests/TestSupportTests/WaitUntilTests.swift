@@ -76,7 +76,7 @@ import Testing
 
 /// A thread-safe counter for the condition under test.
 private final class Counter: Sendable {
-  private let count = Mutex(0)
-  var value: Int { count.withLock { $0 } }
-  func increment() { count.withLock { $0 += 1 } }
+  private let count = Atomic(0)
+  var value: Int { count.load(ordering: .acquiring) }
+  func increment() { count.wrappingAdd(1, ordering: .releasing) }
 }

@@ -21,7 +21,9 @@ import TetherRemoteConfig
     let fetchTime = try #require(fixture.config.lastFetchTime)
     #expect(FileManager.default.fileExists(atPath: cacheURL.path))
     // Written atomically: only the cache file is left in its directory.
-    #expect(try FileManager.default.contentsOfDirectory(atPath: cacheURL.deletingLastPathComponent().path) == ["remote-config.json"])
+    #expect(
+      try FileManager.default.contentsOfDirectory(atPath: cacheURL.deletingLastPathComponent().path)
+        == ["remote-config.json"])
 
     let restarted = RemoteConfig(
       source: HTTPConfigSource(url: try await Self.unreachableURL()),

@@ -9,41 +9,45 @@ private func read<T: ConfigValueRepresentable>(_ json: String, as type: T.Type) 
 }
 
 @Suite struct ConfigValueRepresentableTests {
-  @Test(arguments: [
-    (#""hello""#, "hello"), (#""""#, ""), ("20", "20"), ("true", "true"), ("0.5", "0.5"),
-    ("null", nil), ("[1]", nil), (#"{"a":1}"#, nil),
-  ] as [(String, String?)])
+  @Test(
+    arguments: [
+      (#""hello""#, "hello"), (#""""#, ""), ("20", "20"), ("true", "true"), ("0.5", "0.5"),
+      ("null", nil), ("[1]", nil), (#"{"a":1}"#, nil),
+    ] as [(String, String?)])
   func string(json: String, expected: String?) {
     #expect((try? read(json, as: String.self)) == expected)
   }
 
-  @Test(arguments: [
-    ("20", 20), (#""20""#, 20), (#"" 20 ""#, 20), ("-3", -3), ("20.0", 20), (#""1e2""#, 100),
-    ("20.5", nil), (#""twenty""#, nil), ("true", nil), ("null", nil), ("[20]", nil),
-  ] as [(String, Int?)])
+  @Test(
+    arguments: [
+      ("20", 20), (#""20""#, 20), (#"" 20 ""#, 20), ("-3", -3), ("20.0", 20), (#""1e2""#, 100),
+      ("20.5", nil), (#""twenty""#, nil), ("true", nil), ("null", nil), ("[20]", nil),
+    ] as [(String, Int?)])
   func int(json: String, expected: Int?) {
     #expect((try? read(json, as: Int.self)) == expected)
   }
 
-  @Test(arguments: [
-    ("0.25", 0.25), (#""0.25""#, 0.25), ("3", 3), (#""-1e3""#, -1000), (#""x""#, nil),
-    ("false", nil), ("{}", nil),
-  ] as [(String, Double?)])
+  @Test(
+    arguments: [
+      ("0.25", 0.25), (#""0.25""#, 0.25), ("3", 3), (#""-1e3""#, -1000), (#""x""#, nil),
+      ("false", nil), ("{}", nil),
+    ] as [(String, Double?)])
   func double(json: String, expected: Double?) {
     #expect((try? read(json, as: Double.self)) == expected)
     #expect((try? read(json, as: Float.self)) == expected.map(Float.init))
   }
 
-  @Test(arguments: [
-    ("true", true), ("false", false), ("1", true), ("0", false),
-    (#""1""#, true), (#""true""#, true), (#""t""#, true), (#""yes""#, true), (#""y""#, true),
-    (#""on""#, true), (#""TRUE""#, true), (#""Yes""#, true), (#""ON""#, true),
-    (#""0""#, false), (#""false""#, false), (#""f""#, false), (#""no""#, false),
-    (#""n""#, false), (#""off""#, false), (#""""#, false), (#""False""#, false),
-    (#""NO""#, false), (#""Off""#, false),
-    (#""2""#, nil), (#""maybe""#, nil), (#""truthy""#, nil), ("2", nil), ("null", nil),
-    ("[true]", nil),
-  ] as [(String, Bool?)])
+  @Test(
+    arguments: [
+      ("true", true), ("false", false), ("1", true), ("0", false),
+      (#""1""#, true), (#""true""#, true), (#""t""#, true), (#""yes""#, true), (#""y""#, true),
+      (#""on""#, true), (#""TRUE""#, true), (#""Yes""#, true), (#""ON""#, true),
+      (#""0""#, false), (#""false""#, false), (#""f""#, false), (#""no""#, false),
+      (#""n""#, false), (#""off""#, false), (#""""#, false), (#""False""#, false),
+      (#""NO""#, false), (#""Off""#, false),
+      (#""2""#, nil), (#""maybe""#, nil), (#""truthy""#, nil), ("2", nil), ("null", nil),
+      ("[true]", nil),
+    ] as [(String, Bool?)])
   func boolTruthTable(json: String, expected: Bool?) {
     #expect((try? read(json, as: Bool.self)) == expected)
   }
@@ -69,13 +73,14 @@ private func read<T: ConfigValueRepresentable>(_ json: String, as type: T.Type) 
     #expect(throws: ConfigDecodingError.self) { try read("1772357400", as: Date.self) }
   }
 
-  @Test(arguments: [
-    (##""#F0A""##, HexColor(red: 0xFF, green: 0x00, blue: 0xAA)),
-    (##""#1a2B3c""##, HexColor(red: 0x1A, green: 0x2B, blue: 0x3C)),
-    (##""#11223380""##, HexColor(red: 0x11, green: 0x22, blue: 0x33, alpha: 0x80)),
-    (#""112233""#, nil), (##""#12""##, nil), (##""#12345""##, nil), (##""#GGGGGG""##, nil),
-    ("255", nil),
-  ] as [(String, HexColor?)])
+  @Test(
+    arguments: [
+      (##""#F0A""##, HexColor(red: 0xFF, green: 0x00, blue: 0xAA)),
+      (##""#1a2B3c""##, HexColor(red: 0x1A, green: 0x2B, blue: 0x3C)),
+      (##""#11223380""##, HexColor(red: 0x11, green: 0x22, blue: 0x33, alpha: 0x80)),
+      (#""112233""#, nil), (##""#12""##, nil), (##""#12345""##, nil), (##""#GGGGGG""##, nil),
+      ("255", nil),
+    ] as [(String, HexColor?)])
   func hexColor(json: String, expected: HexColor?) {
     #expect((try? read(json, as: HexColor.self)) == expected)
   }
@@ -106,7 +111,8 @@ private func read<T: ConfigValueRepresentable>(_ json: String, as type: T.Type) 
     #expect(try read(#""[\"a\", \"b\"]""#, as: [String].self) == ["a", "b"])
     #expect(try read(#"[1, "2", 3.0]"#, as: [Int].self) == [1, 2, 3])
     #expect(try read(#"[true, "no", "on"]"#, as: [Bool].self) == [true, false, true])
-    #expect(try read(##"["#fff"]"##, as: [HexColor].self) == [HexColor(red: 255, green: 255, blue: 255)])
+    #expect(
+      try read(##"["#fff"]"##, as: [HexColor].self) == [HexColor(red: 255, green: 255, blue: 255)])
     #expect(
       try read(#"["2026-03-01T09:30:00Z"]"#, as: [Date].self)
         == [Date(timeIntervalSince1970: 1_772_357_400)])

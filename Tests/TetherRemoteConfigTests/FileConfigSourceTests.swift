@@ -70,8 +70,9 @@ import TetherRemoteConfig
     let directory = try TemporaryDirectory()
     try directory.write(document(["max_items": "1"]), to: "config.json")
     let source = FileConfigSource(url: directory.file("config.json"), watch: false)
-    guard case .modified(let payload) = try await source.fetch(
-      ConfigFetchRequest(previousVersion: nil, timeout: 5))
+    guard
+      case .modified(let payload) = try await source.fetch(
+        ConfigFetchRequest(previousVersion: nil, timeout: 5))
     else {
       Issue.record("expected the file's entries")
       return

@@ -46,7 +46,9 @@ struct FaultCase: Sendable, CustomTestStringConvertible {
     FaultCase(name: "500", fault: .status(500), status: .failure) {
       if case .serverError(500, nil) = $0 { return true } else { return false }
     },
-    FaultCase(name: "503 with Retry-After", fault: .status(503, retryAfter: .seconds(2)), status: .throttled) {
+    FaultCase(
+      name: "503 with Retry-After", fault: .status(503, retryAfter: .seconds(2)), status: .throttled
+    ) {
       if case .serverError(503, 2) = $0 { return true } else { return false }
     },
     FaultCase(name: "429", fault: .status(429), status: .throttled) {
@@ -64,10 +66,13 @@ struct FaultCase: Sendable, CustomTestStringConvertible {
     FaultCase(name: "malformed JSON", fault: .malformedBody(), status: .failure) {
       if case .malformedJSON = $0 { return true } else { return false }
     },
-    FaultCase(name: "JSON that is not an object", fault: .status(200, body: "[1, 2]"), status: .failure) {
+    FaultCase(
+      name: "JSON that is not an object", fault: .status(200, body: "[1, 2]"), status: .failure
+    ) {
       if case .notAnObject("array") = $0 { return true } else { return false }
     },
-    FaultCase(name: "oversized body", fault: .oversizedBody(byteCount: 64 << 10), status: .failure) {
+    FaultCase(name: "oversized body", fault: .oversizedBody(byteCount: 64 << 10), status: .failure)
+    {
       if case .responseTooLarge(4096) = $0 { return true } else { return false }
     },
     FaultCase(

@@ -32,10 +32,11 @@ import TetherRemoteConfig
   }
 
   @Test func convertsFoundationValues() {
-    let value = JSONValue(foundationValue: [
-      "s": "x", "i": 3, "d": 2.5, "b": true, "n": NSNull(), "a": [1, "two"],
-      "data": Data("hi".utf8),
-    ] as [String: Any])
+    let value = JSONValue(
+      foundationValue: [
+        "s": "x", "i": 3, "d": 2.5, "b": true, "n": NSNull(), "a": [1, "two"],
+        "data": Data("hi".utf8),
+      ] as [String: Any])
     #expect(
       value
         == .object([

@@ -17,7 +17,9 @@ import TetherRemoteConfig
     #expect(config[.maxItems] == 5)
     try await config.fetchAndActivate()
     #expect(config[.welcomeTitle] == "Remote")
-    #expect(config.configValue(for: .welcomeTitle) == ConfigValue(raw: .string("Remote"), source: .remote))
+    #expect(
+      config.configValue(for: .welcomeTitle) == ConfigValue(raw: .string("Remote"), source: .remote)
+    )
     #expect(config[.maxItems] == 5)
     #expect(config.configValue(forKey: "max_items").source == .default)
     #expect(config.configValue(forKey: "missing") == ConfigValue(raw: .string(""), source: .static))
@@ -75,7 +77,8 @@ import TetherRemoteConfig
     #expect(Set(errors.map(\.key)) == ["max_items", "new_checkout", "banner"])
     #expect(Set(config.decodeErrors.map(\.key)) == ["max_items", "new_checkout", "banner"])
     let maxItems = try #require(errors.first { $0.key == "max_items" })
-    #expect(maxItems.type == "Int" && maxItems.value == .string("lots") && maxItems.source == .remote)
+    #expect(
+      maxItems.type == "Int" && maxItems.value == .string("lots") && maxItems.source == .remote)
 
     // Looking up again uses the decoded result: no second report.
     _ = config[.maxItems]
@@ -203,7 +206,10 @@ import TetherRemoteConfig
     #expect(await config.activate())
     #expect(config[.welcomeTitle] == "Hi")
     #expect(config[.maxItems] == 3)
-    #expect(try await updates.waitForValues(1) == [ConfigUpdate(updatedKeys: ["welcome_title", "max_items"])])
+    #expect(
+      try await updates.waitForValues(1) == [
+        ConfigUpdate(updatedKeys: ["welcome_title", "max_items"])
+      ])
     // Nothing new fetched: activating again changes and emits nothing.
     #expect(await config.activate() == false)
 

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import Tether
@@ -7,10 +8,10 @@ import Testing
 /// `FileStorageKey` through its protocol methods (load, subscribe, save with continuations),
 /// against real files in a temporary directory. Throttling runs on a manual clock.
 @Suite struct FileStorageKeyTests {
-  let directory: FileTestDirectory
+  let directory: TemporaryDirectory
   let clock = ManualFileClock()
 
-  init() throws { directory = try FileTestDirectory() }
+  init() throws { directory = try TemporaryDirectory(prefix: "tether-file") }
 
   func key(_ name: String = "value.json", window: Duration = .seconds(1)) -> FileStorageKey<Int> {
     FileStorageKey(
@@ -22,23 +23,20 @@ import Testing
   // MARK: Loading
 
   @Test func missingFileLoadsTheDefaultAndCreatesNoFile() throws {
-    defer { directory.remove() }
     let key = key()
     #expect(try key.loadResult(.initialValue(5)).get() == nil)
     let subscription = key.subscribe(into: EventLog())
     subscription.cancel()
     key.storage.waitForWrites()
-    #expect(directory.entries() == [])
+    #expect(try directory.contents() == [])
   }
 
   @Test func emptyFileLoadsTheDefault() throws {
-    defer { directory.remove() }
     _ = FileManager.default.createFile(atPath: directory.file("value.json").path, contents: Data())
     #expect(try key().loadResult(.initialValue(5)).get() == nil)
   }
 
   @Test func existingFileLoads() throws {
-    defer { directory.remove() }
     try Data("42".utf8).write(to: directory.file("value.json"))
     #expect(try key().loadResult(.initialValue(5)).get() == 42)
   }
@@ -46,7 +44,6 @@ import Testing
   // MARK: Throttling
 
   @Test func firstSaveIsWrittenAtOnceAndLaterSavesCoalesceIntoOneTrailingWrite() async throws {
-    defer { directory.remove() }
     let key = key()
     let writes = WriteCounter(key.url)
     key.save(1)
@@ -68,7 +65,6 @@ import Testing
   }
 
   @Test func saveAfterTheWindowIsWrittenAtOnce() async throws {
-    defer { directory.remove() }
     let key = key()
     let writes = WriteCounter(key.url)
     key.save(1)
@@ -80,7 +76,6 @@ import Testing
   }
 
   @Test func userInitiatedSaveWritesAtOnceAndTakesThePendingSaveWithIt() async throws {
-    defer { directory.remove() }
     let key = key()
     let writes = WriteCounter(key.url)
     let outcomes = EventLog<String>()
@@ -96,7 +91,6 @@ import Testing
   }
 
   @Test func savesReturnBeforeEncodingAndWritingHappen() async throws {
-    defer { directory.remove() }
     let gate = DispatchSemaphore(value: 0)
     let key = FileStorageKey<Int>(
       url: directory.file("value.json"), throttle: .seconds(1), clock: clock,
@@ -109,7 +103,7 @@ import Testing
     key.save(1, outcomes: outcomes)
     key.save(2, .userInitiated, outcomes: outcomes)
     #expect(outcomes.events.isEmpty)
-    #expect(directory.entries() == [])
+    #expect(try directory.contents() == [])
     gate.signal()
     gate.signal()
     #expect(await outcomes.wait { $0.count == 2 })
@@ -119,7 +113,6 @@ import Testing
   // MARK: Flushing
 
   @Test func cancellingTheSubscriptionWritesThePendingSave() throws {
-    defer { directory.remove() }
     let key = key()
     let subscription = key.subscribe(into: EventLog())
     key.save(1)
@@ -136,7 +129,6 @@ import Testing
   // (Calling it here would flush every other test's pending saves too.)
 
   @Test func userInitiatedLoadWritesThePendingSaveFirst() throws {
-    defer { directory.remove() }
     let key = key()
     key.save(1)
     key.save(2)
@@ -146,7 +138,6 @@ import Testing
   // MARK: Change detection
 
   @Test func ownWritesAreNotReportedAsChanges() async throws {
-    defer { directory.remove() }
     let key = key()
     let log = EventLog<KeyEvent<Int>>()
     let subscription = key.subscribe(into: log)
@@ -159,7 +150,6 @@ import Testing
   }
 
   @Test func externalWriteDuringTheThrottleWindowWins() async throws {
-    defer { directory.remove() }
     let key = key()
     let log = EventLog<KeyEvent<Int>>()
     let subscription = key.subscribe(into: log)
@@ -178,7 +168,6 @@ import Testing
   }
 
   @Test func inPlaceWriteAtomicReplaceDeletionAndRecreationAreReported() async throws {
-    defer { directory.remove() }
     let key = key()
     let log = EventLog<KeyEvent<Int>>()
     let subscription = key.subscribe(into: log)
@@ -196,7 +185,6 @@ import Testing
   }
 
   @Test func aDirectoryThatDoesNotExistYetIsWatchedAndCreatedOnSave() async throws {
-    defer { directory.remove() }
     let key = key("a/b/value.json")
     let log = EventLog<KeyEvent<Int>>()
     let subscription = key.subscribe(into: log)
@@ -214,7 +202,6 @@ import Testing
   // MARK: Bad input
 
   @Test func corruptFileFailsToLoadAndIsMovedAsideBeforeAnySave() async throws {
-    defer { directory.remove() }
     let key = key()
     try Data("{not json".utf8).write(to: key.url)
     let result = key.loadResult(.initialValue(0))
@@ -226,11 +213,10 @@ import Testing
     try await key.saveAndWait(3)
     #expect(decodeFile(key.url, as: Int.self) == 3)
     #expect(try Data(contentsOf: preserved) == Data("{not json".utf8))
-    #expect(directory.entries() == ["value.json", preserved.lastPathComponent])
+    #expect(try directory.contents() == ["value.json", preserved.lastPathComponent])
   }
 
   @Test func corruptExternalWriteIsReportedAndPreserved() async throws {
-    defer { directory.remove() }
     let key = key()
     let log = EventLog<KeyEvent<Int>>()
     let subscription = key.subscribe(into: log)
@@ -243,7 +229,7 @@ import Testing
       }))
     #expect(try Data(contentsOf: key.url) == Data("garbage".utf8))  // Left for its writer.
     try await key.saveAndWait(4)
-    let preserved = directory.entries().filter { $0.hasPrefix("value.json.corrupt-") }
+    let preserved = try directory.contents().filter { $0.hasPrefix("value.json.corrupt-") }
     #expect(preserved.count == 1)
     let bytes = preserved.first.map { try? Data(contentsOf: directory.file($0)) }
     #expect(bytes == Data("garbage".utf8))
@@ -253,7 +239,6 @@ import Testing
   // Running as root, permission bits do not stop writes; a regular file where the key's
   // directory should be does: mkdir and open fail with ENOTDIR, as for any unwritable path.
   @Test func unwritablePathBecauseTheParentIsARegularFileFailsThenSucceedsOnceFixed() async throws {
-    defer { directory.remove() }
     let blocker = directory.file("blocked")
     _ = FileManager.default.createFile(atPath: blocker.path, contents: Data("file".utf8))
     let key = key("blocked/value.json")
@@ -271,7 +256,6 @@ import Testing
   // MARK: Identity and size
 
   @Test func differentSpellingsOfOnePathShareOneIdentity() throws {
-    defer { directory.remove() }
     let base = directory.url.path
     let keys: [FileStorageKey<Int>] = [
       .fileStorage(URL(fileURLWithPath: "\(base)/a/b.json")),
@@ -285,7 +269,6 @@ import Testing
   }
 
   @Test func tenMegabyteValueRoundTrips() async throws {
-    defer { directory.remove() }
     let key: FileStorageKey<[String]> = .fileStorage(directory.file("big.json"))
     let value = (0..<10).map { String(repeating: Character(String($0)), count: 1_000_000) }
     try await key.saveAndWait(value)

@@ -1,4 +1,6 @@
 import Foundation
+import Streams
+import TestSupport
 import Testing
 
 @testable import Tether
@@ -11,17 +13,16 @@ import Testing
     var size = 12
   }
 
-  let directory: FileTestDirectory
+  let directory: TemporaryDirectory
 
-  init() throws { directory = try FileTestDirectory() }
+  init() throws { directory = try TemporaryDirectory(prefix: "tether-file") }
 
   @Test func sharedStartsFromTheDefaultAndPersistsMutations() async throws {
-    defer { directory.remove() }
     let url = directory.file("settings.json")
     try await withSharedStorage(.isolated) {
       @Shared(.fileStorage(url)) var settings = Settings()
       #expect(settings == Settings())
-      #expect(directory.entries() == [])
+      #expect(try directory.contents() == [])
       $settings.withLock { $0.theme = "dark" }
       try await $settings.save()
       #expect(decodeFile(url, as: Settings.self) == Settings(theme: "dark", size: 12))
@@ -33,7 +34,6 @@ import Testing
   }
 
   @Test func pathsSpelledDifferentlyShareOneReference() throws {
-    defer { directory.remove() }
     let base = directory.url.path
     withSharedStorage(.isolated) {
       @Shared(.fileStorage(URL(fileURLWithPath: "\(base)/a/b.json"))) var first = 1
@@ -46,7 +46,6 @@ import Testing
   }
 
   @Test func externalChangesReachTheValueAndDeletionRestoresTheDefault() async throws {
-    defer { directory.remove() }
     let url = directory.file("count.json")
     try await withSharedStorage(.isolated) {
       @Shared(.fileStorage(url)) var count = 0
@@ -63,8 +62,25 @@ import Testing
     }
   }
 
+  @Test func publisherEmitsExactlyOncePerMutationAndOwnWritesAreNotEchoed() async throws {
+    let url = directory.file("count.json")
+    try await withSharedStorage(.isolated) {
+      // No throttle window: every mutation is written, so every write could echo.
+      @Shared(.fileStorage(url, throttle: .zero)) var count = 0
+      let emitted = EventLog<Int>()
+      let cancellable = $count.publisher.sink { emitted.append($0) }
+      defer { cancellable.cancel() }
+      for _ in 1...5 { $count.withLock { $0 += 1 } }
+      try await $count.save()
+      #expect(decodeFile(url, as: Int.self) == 5)
+      // An external write last: once it arrives, every echo would have arrived before it.
+      try Data("99".utf8).write(to: url, options: .atomic)
+      #expect(await emitted.wait(for: { $0 == 99 }))
+      #expect(emitted.events == [0, 1, 2, 3, 4, 5, 99])
+    }
+  }
+
   @Test func corruptFileSetsLoadErrorKeepsTheDefaultAndPreservesTheBytes() async throws {
-    defer { directory.remove() }
     let url = directory.file("settings.json")
     try Data("{\"theme\": tru".utf8).write(to: url)
     try await withSharedStorage(.isolated) {
@@ -85,7 +101,6 @@ import Testing
   // Running as root, permission bits do not stop writes; a regular file where the directory
   // should be does (ENOTDIR), and removing it is the "fix".
   @Test func unwritablePathSetsSaveErrorKeepsTheValueAndALaterSaveSucceeds() async throws {
-    defer { directory.remove() }
     let blocker = directory.file("blocked")
     _ = FileManager.default.createFile(atPath: blocker.path, contents: Data())
     let url = blocker.appendingPathComponent("settings.json")
@@ -103,7 +118,6 @@ import Testing
   }
 
   @Test func releasingTheLastHolderWritesThePendingSave() async throws {
-    defer { directory.remove() }
     let url = directory.file("count.json")
     let clock = ManualFileClock()  // Never advanced: only the release can write the value.
     let key = FileStorageKey<Int>(

@@ -4,29 +4,10 @@ import Testing
 
 @testable import Tether
 
-// Helpers for the file-storage and file-watcher tests: a temporary directory, a manual clock
-// for the throttle window, an event log to wait on with a deadline, and the key's protocol
-// methods wrapped for `async` tests.
-
-/// A fresh directory under the system temporary directory, removed by `remove()`.
-struct FileTestDirectory {
-  let url: URL
-
-  init() throws {
-    url = FileManager.default.temporaryDirectory
-      .appendingPathComponent("tether-file-tests-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-  }
-
-  func file(_ name: String) -> URL { url.appendingPathComponent(name) }
-
-  func remove() { try? FileManager.default.removeItem(at: url) }
-
-  /// The names of the directory's entries, sorted.
-  func entries() -> [String] {
-    ((try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? []).sorted()
-  }
-}
+// Helpers for the file-storage and file-watcher tests: a manual clock for the throttle
+// window, an event log to wait on with a deadline, a write counter, and the key's protocol
+// methods wrapped for `async` tests. (Temporary directories and the child process come from
+// TestSupport.)
 
 /// Virtual time for the throttle window: time moves only when a test calls `advance(by:)`.
 final class ManualFileClock: FileStorageClock {
@@ -40,7 +21,7 @@ final class ManualFileClock: FileStorageClock {
     var timers: [Timer] = []
     var nextID = 0
   }
-  private let state = Mutex(State())
+  private let state = FileLock(State())
 
   var now: Duration { state.withLock { $0.now } }
 
@@ -79,7 +60,7 @@ final class EventLog<Event: Sendable>: Sendable {
     var events: [Event] = []
     var waiters: [UUID: Waiter] = [:]
   }
-  private let state = Mutex(State())
+  private let state = FileLock(State())
 
   var events: [Event] { state.withLock { $0.events } }
 
@@ -162,7 +143,7 @@ extension FileStorageKey where Value: Equatable {
 extension FileStorageKey {
   /// The result of `load(context: .initialValue(…))`.
   func loadResult(_ context: LoadContext<Value>) -> Result<Value?, any Error> {
-    let result = Mutex<Result<Value?, any Error>?>(nil)
+    let result = FileLock<Result<Value?, any Error>?>(nil)
     load(
       context: context, continuation: LoadContinuation { value in result.withLock { $0 = value } })
     // The file key resumes synchronously.

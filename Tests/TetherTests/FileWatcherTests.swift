@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import Tether
@@ -6,12 +7,11 @@ import Testing
 /// The internal `FileWatcher` on real files: what it reports, and that it follows
 /// directories that appear and disappear.
 @Suite struct FileWatcherTests {
-  let directory: FileTestDirectory
+  let directory: TemporaryDirectory
 
-  init() throws { directory = try FileTestDirectory() }
+  init() throws { directory = try TemporaryDirectory(prefix: "tether-file") }
 
   @Test func reportsCreationInPlaceWritesAtomicReplacesAndDeletion() async throws {
-    defer { directory.remove() }
     let url = directory.file("watched.json")
     let log = EventLog<FileWatcher.Change>()
     let watch = FileWatcher.shared.watch(url.path) { log.append($0) }
@@ -35,7 +35,6 @@ import Testing
   }
 
   @Test func ignoresOtherFilesInTheDirectory() async throws {
-    defer { directory.remove() }
     let log = EventLog<String>()
     let watch = FileWatcher.shared.watch(directory.file("a.json").path) { _ in log.append("a") }
     let fence = FileWatcher.shared.watch(directory.file("b.json").path) { _ in log.append("b") }
@@ -50,7 +49,6 @@ import Testing
   }
 
   @Test func followsADirectoryThatAppearsLaterAndIsRemovedAndRecreated() async throws {
-    defer { directory.remove() }
     let folder = directory.file("a/b")
     let url = folder.appendingPathComponent("watched.json")
     let log = EventLog<FileWatcher.Change>()
@@ -75,7 +73,6 @@ import Testing
   }
 
   @Test func cancelledWatchHearsNothingMore() async throws {
-    defer { directory.remove() }
     let log = EventLog<String>()
     let watch = FileWatcher.shared.watch(directory.file("a.json").path) { _ in log.append("a") }
     let fence = FileWatcher.shared.watch(directory.file("b.json").path) { _ in log.append("b") }

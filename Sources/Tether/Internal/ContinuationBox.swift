@@ -5,7 +5,7 @@ import Synchronization
 /// Resuming twice is reported and ignored. A box destroyed without being resumed reports
 /// the leak and resumes with `ContinuationNotResumed`, so whoever waits is not stuck forever.
 final class ContinuationBox<Outcome: Sendable>: Sendable {
-  private let callback: Mutex<(@Sendable (Outcome) -> Void)?>
+  private let callback: Lock<(@Sendable (Outcome) -> Void)?>
   private let name: String
   private let observer: IssueReporting.Observer?
   private let abandoned: @Sendable () -> Outcome
@@ -15,7 +15,7 @@ final class ContinuationBox<Outcome: Sendable>: Sendable {
     abandoned: @escaping @Sendable () -> Outcome,
     callback: @escaping @Sendable (Outcome) -> Void
   ) {
-    self.callback = Mutex(callback)
+    self.callback = Lock(callback)
     self.name = name
     self.observer = observer
     self.abandoned = abandoned

@@ -46,7 +46,7 @@ final class KeyPathReference<Parent: Sendable, Value: Sendable>: MutableReferenc
       return parent.addListener { receive($0[keyPath: path.keyPath]) }
     }
     // The parent changed, but maybe not this member: skip what would be a repeat.
-    let last = Mutex<Value?>(nil)
+    let last = Lock<Value?>(nil)
     return parent.addListener { parentValue in
       let member = parentValue[keyPath: path.keyPath]
       let repeated = last.withLock { last -> Bool in
@@ -65,18 +65,18 @@ final class KeyPathReference<Parent: Sendable, Value: Sendable>: MutableReferenc
 final class UnwrappedReference<Value: Sendable>: MutableReference {
   private let parent: any ReaderReference<Value?>
   private let mutableParent: (any MutableReference<Value?>)?
-  private let lastValue: Mutex<Value>
+  private let lastValue: Lock<Value>
 
   init(readOnly parent: any ReaderReference<Value?>, initial: Value) {
     self.parent = parent
     self.mutableParent = nil
-    self.lastValue = Mutex(initial)
+    self.lastValue = Lock(initial)
   }
 
   init(_ parent: any MutableReference<Value?>, initial: Value) {
     self.parent = parent
     self.mutableParent = parent
-    self.lastValue = Mutex(initial)
+    self.lastValue = Lock(initial)
   }
 
   var root: AnyObject { parent.root }

@@ -1,4 +1,5 @@
 /// `==` for a value type that is `Equatable` only at run time.
+@usableFromInline
 protocol RuntimeEquality<Value>: Sendable {
   associatedtype Value
   func isEqual(_ lhs: Value, _ rhs: Value) -> Bool
@@ -31,4 +32,31 @@ private struct OpenedEquality<E: Equatable, Value>: RuntimeEquality {
 /// (formed by `@dynamicMemberLookup` or literals) capture no state.
 struct SendableKeyPath<Root, Value>: @unchecked Sendable {
   let keyPath: KeyPath<Root, Value>
+}
+
+/// Whether two values have the same bytes. For plain-data types after specialization this is
+/// a few word compares.
+@inlinable
+func bitwiseEqual<Value>(_ lhs: Value, _ rhs: Value) -> Bool {
+  var lhs = lhs
+  var rhs = rhs
+  return withUnsafeBytes(of: &lhs) { left in
+    withUnsafeBytes(of: &rhs) { right in
+      var offset = 0
+      let size = left.count
+      while offset + 8 <= size {
+        if left.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+          != right.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+        {
+          return false
+        }
+        offset += 8
+      }
+      while offset < size {
+        if left[offset] != right[offset] { return false }
+        offset += 1
+      }
+      return true
+    }
+  }
 }

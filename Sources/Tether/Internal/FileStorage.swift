@@ -55,7 +55,7 @@ final class FileStorage: Sendable {
   let url: URL
   let path: String
   private let queue: DispatchQueue
-  private let state = Mutex(State())
+  private let state = FileLock(State())
   private static let queueKey = DispatchSpecificKey<ObjectIdentifier>()
 
   private init(path: String) {
@@ -67,7 +67,7 @@ final class FileStorage: Sendable {
 
   // MARK: - One storage per path
 
-  private static let registry = Mutex<[String: FileStorage]>([:])
+  private static let registry = FileLock<[String: FileStorage]>([:])
 
   /// The storage for `path`, an absolute, normalized path.
   static func at(_ path: String) -> FileStorage {

@@ -53,10 +53,10 @@ final class FileWatcher: Sendable {
 
   /// One file being watched. Cancelling (or releasing) it stops the handler being called.
   final class Watch: Sendable {
-    private let onCancel: Mutex<(@Sendable () -> Void)?>
+    private let onCancel: FileLock<(@Sendable () -> Void)?>
 
     init(_ onCancel: @escaping @Sendable () -> Void) {
-      self.onCancel = Mutex(onCancel)
+      self.onCancel = FileLock(onCancel)
     }
 
     func cancel() {

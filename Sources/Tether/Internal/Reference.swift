@@ -11,8 +11,10 @@ import Synchronization
 /// delivering whatever other threads queued meanwhile (the outbox). A key's `save` or a sink
 /// that touches the same value therefore never deadlocks; its own change is queued behind the
 /// one being delivered.
+@usableFromInline
 final class Reference<Value: Sendable>: MutableReference, Observable {
-  private enum Delivery: Sendable {
+  @usableFromInline
+  enum Delivery: Sendable {
     /// The value changed to `value` (now at `version`); save it if `save` has a sequence.
     case change(version: UInt64, value: Value, save: UInt64?)
     /// A listener joined; it gets `value` first.
@@ -21,59 +23,66 @@ final class Reference<Value: Sendable>: MutableReference, Observable {
     case save(Value, sequence: UInt64, completion: @Sendable (Result<Void, any Error>) -> Void)
   }
 
-  private struct State {
-    var value: Value
+  @usableFromInline
+  struct State {
+    @usableFromInline var value: Value
     /// Bumped by every applied change; orders deliveries and detects stale loads.
-    var version: UInt64 = 0
-    var isLoading = false
-    var loadError: (any Error)?
-    var saveError: (any Error)?
+    @usableFromInline var version: UInt64 = 0
+    @usableFromInline var isLoading = false
+    @usableFromInline var loadError: (any Error)?
+    @usableFromInline var saveError: (any Error)?
     /// The sequence number given to the latest save request.
-    var saveSequence: UInt64 = 0
+    @usableFromInline var saveSequence: UInt64 = 0
     /// The sequence number of the latest save whose result set `saveError`.
-    var saveResultSequence: UInt64 = 0
-    var listeners: [Listener<Value>] = []
-    var outbox: [Delivery] = []
-    var draining = false
-    var subscription: SharedSubscription?
+    @usableFromInline var saveResultSequence: UInt64 = 0
+    @usableFromInline var listeners: [Listener<Value>] = []
+    @usableFromInline var outbox: [Delivery] = []
+    @usableFromInline var draining = false
+    /// Whether the value was ever read through `value`, the only way an Observation tracker
+    /// can start watching it. Until then changes skip the registrar (~100 ns each on Linux);
+    /// afterwards every change notifies it, so no tracker ever misses one.
+    @usableFromInline var observable = false
+    @usableFromInline var subscription: SharedSubscription?
+
+    @usableFromInline init(value: Value) { self.value = value }
   }
 
-  private let state: Mutex<State>
+  @usableFromInline let state: Lock<State>
   /// The value declared by whoever created the reference; restored on "initial value".
   let initialValue: Value
   private let reader: (any SharedReaderKey<Value>)?
-  private let writer: (any SharedKey<Value>)?
+  @usableFromInline let writer: (any SharedKey<Value>)?
   /// Whether the value's only home is this reference (in-memory and local values): then the
   /// key is never asked to load, subscribe or save.
   private let livesInReference: Bool
   /// Whether `writer.save` is called on changes.
-  private let savesToKey: Bool
-  private let isEqual: (any RuntimeEquality<Value>)?
-  private let registrar = ObservationRegistrar()
-  private let valuePath: KeyPath<Reference, Value> & Sendable
+  @usableFromInline let savesToKey: Bool
+  @usableFromInline let isEqual: (any RuntimeEquality<Value>)?
+  /// Whether `Value` is `Equatable` at run time (then unchanged values are not re-announced).
+  @usableFromInline let isEquatable: Bool
+  @usableFromInline let registrar = ObservationRegistrar()
+  @usableFromInline let valuePath: KeyPath<Reference, Value> & Sendable
   /// The issue observer of the task that created the reference (reports come from anywhere).
   let issueObserver: IssueReporting.Observer?
   private weak let registry: ReferenceRegistry?
   private let registryKey: ReferenceRegistry.Key?
-  /// A short description of the key for reports.
-  let keyDescription: String
 
   init(
     initialValue: Value, key: (any SharedReaderKey<Value>)?, livesInReference: Bool,
     registry: ReferenceRegistry? = nil, registryKey: ReferenceRegistry.Key? = nil
   ) {
-    self.state = Mutex(State(value: initialValue))
+    self.state = Lock(State(value: initialValue))
     self.initialValue = initialValue
     self.reader = key
     self.writer = key as? any SharedKey<Value>
     self.livesInReference = livesInReference || key == nil
     self.savesToKey = !self.livesInReference && writer != nil
     self.isEqual = runtimeEquality(Value.self)
+    self.isEquatable = isEqual != nil
     self.valuePath = \Reference.observedValue
     self.issueObserver = IssueReporting.observer
     self.registry = registry
     self.registryKey = registryKey
-    self.keyDescription = key.map { String(describing: $0) } ?? "Shared(value:)"
   }
 
   deinit {
@@ -90,14 +99,26 @@ final class Reference<Value: Sendable>: MutableReference, Observable {
 
   var root: AnyObject { self }
 
+  /// Whether an `Equatable` value is unchanged. A plain-data value with the same bytes is
+  /// unchanged without calling `==`, and one with different bytes counts as changed (at
+  /// worst, such as `0.0` becoming `-0.0`, an equal value is announced once more).
+  @inlinable
+  func isSame(_ old: Value, _ new: Value) -> Bool {
+    if _isPOD(Value.self) { return bitwiseEqual(old, new) }
+    return isEqual!.isEqual(old, new)
+  }
+
   // MARK: Reading
 
   /// The target of `valuePath`, the key path Observation tracks for the value.
-  var observedValue: Value { state.withLock { $0.value } }
+  @usableFromInline var observedValue: Value { state.withLock { $0.value } }
 
-  var value: Value {
+  @inlinable var value: Value {
     registrar.access(self, keyPath: valuePath)
-    return state.withLock { $0.value }
+    return state.withLock { state in
+      if !state.observable { state.observable = true }
+      return state.value
+    }
   }
 
   var isLoading: Bool {
@@ -117,34 +138,42 @@ final class Reference<Value: Sendable>: MutableReference, Observable {
 
   // MARK: Mutating
 
+  @inlinable
   func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
     var result: R?
     var failure: E?
-    let (changed, drain) = state.withLock { state -> (Bool, DrainStart?) in
-      let old = isEqual == nil ? nil : state.value
+    let (observable, drain) = state.withLock { state -> (Bool, DrainStart?) in
+      let old = isEquatable ? state.value : nil
       do throws(E) {
         result = try body(&state.value)
       } catch {
         failure = error
       }
-      if let old, let isEqual, isEqual.isEqual(old, state.value) { return (false, nil) }
-      return (true, recordChange(&state, save: savesToKey))
+      if let old, isSame(old, state.value) { return (false, nil) }
+      return (state.observable, recordChange(&state, save: savesToKey))
     }
-    if changed { notifyObservation(valuePath) }
+    if observable { notifyObservation(valuePath) }
     if let drain { self.drain(drain) }
     if let failure { throw failure }
     return result!
   }
 
   /// What the thread that becomes the drainer delivers first.
-  private struct DrainStart: Sendable {
-    let first: Delivery
-    let listeners: [Listener<Value>]
+  @usableFromInline
+  struct DrainStart: Sendable {
+    @usableFromInline let first: Delivery
+    @usableFromInline let listeners: [Listener<Value>]
+
+    @usableFromInline init(first: Delivery, listeners: [Listener<Value>]) {
+      self.first = first
+      self.listeners = listeners
+    }
   }
 
   /// Records an applied change under the lock and queues its deliveries. Returns what to
   /// deliver if the caller becomes the drainer.
-  private func recordChange(_ state: inout State, save: Bool) -> DrainStart? {
+  @inlinable
+  func recordChange(_ state: inout State, save: Bool) -> DrainStart? {
     state.version &+= 1
     guard save || !state.listeners.isEmpty else { return nil }
     var sequence: UInt64?
@@ -156,7 +185,8 @@ final class Reference<Value: Sendable>: MutableReference, Observable {
       .change(version: state.version, value: state.value, save: sequence), in: &state)
   }
 
-  private func enqueue(_ delivery: Delivery, in state: inout State) -> DrainStart? {
+  @inlinable
+  func enqueue(_ delivery: Delivery, in state: inout State) -> DrainStart? {
     if state.draining {
       state.outbox.append(delivery)
       return nil
@@ -165,7 +195,8 @@ final class Reference<Value: Sendable>: MutableReference, Observable {
     return DrainStart(first: delivery, listeners: state.listeners)
   }
 
-  private func drain(_ start: DrainStart) {
+  @inlinable
+  func drain(_ start: DrainStart) {
     deliver(start.first, to: start.listeners)
     var batch: [Delivery] = []
     while true {
@@ -185,7 +216,8 @@ final class Reference<Value: Sendable>: MutableReference, Observable {
     }
   }
 
-  private func deliver(_ delivery: Delivery, to listeners: [Listener<Value>]) {
+  @inlinable
+  func deliver(_ delivery: Delivery, to listeners: [Listener<Value>]) {
     switch delivery {
     case .change(let version, let value, let save):
       for listener in listeners where listener.joinedAt < version {
@@ -199,7 +231,8 @@ final class Reference<Value: Sendable>: MutableReference, Observable {
     }
   }
 
-  private func callSave(
+  @usableFromInline
+  func callSave(
     _ value: Value, context: SaveContext, sequence: UInt64,
     completion: (@Sendable (Result<Void, any Error>) -> Void)?
   ) {
@@ -215,7 +248,8 @@ final class Reference<Value: Sendable>: MutableReference, Observable {
     writer.save(value, context: context, continuation: continuation)
   }
 
-  private func finishSave(sequence: UInt64, result: Result<Void, any Error>) {
+  @usableFromInline
+  func finishSave(sequence: UInt64, result: Result<Void, any Error>) {
     let changed = state.withLock { state -> Bool in
       // A slow early save must not overwrite the outcome of a later one.
       guard sequence >= state.saveResultSequence else { return false }
@@ -263,7 +297,8 @@ final class Reference<Value: Sendable>: MutableReference, Observable {
     }
   }
 
-  private func notifyObservation<Member>(_ keyPath: KeyPath<Reference, Member>) {
+  @inlinable
+  func notifyObservation<Member>(_ keyPath: KeyPath<Reference, Member>) {
     registrar.withMutation(of: self, keyPath: keyPath) {}
   }
 
@@ -353,6 +388,7 @@ final class Reference<Value: Sendable>: MutableReference, Observable {
 
   private struct ApplyOutcome: Sendable {
     var valueChanged = false
+    var observable = false
     var errorCleared = false
     var loadingEnded = false
     var drain: DrainStart?
@@ -365,6 +401,7 @@ final class Reference<Value: Sendable>: MutableReference, Observable {
   ) {
     let outcome = state.withLock { state -> ApplyOutcome in
       var outcome = ApplyOutcome()
+      outcome.observable = state.observable
       if endLoading, state.isLoading {
         state.isLoading = false
         outcome.loadingEnded = true
@@ -374,7 +411,7 @@ final class Reference<Value: Sendable>: MutableReference, Observable {
         outcome.errorCleared = true
       }
       guard let newValue, version == nil || version == state.version else { return outcome }
-      if let isEqual, isEqual.isEqual(state.value, newValue) { return outcome }
+      if isEquatable, isSame(state.value, newValue) { return outcome }
       state.value = newValue
       outcome.valueChanged = true
       outcome.drain = recordChange(&state, save: false)
@@ -382,7 +419,7 @@ final class Reference<Value: Sendable>: MutableReference, Observable {
     }
     if outcome.loadingEnded { notifyObservation(\.isLoading) }
     if outcome.errorCleared { notifyObservation(\.loadError) }
-    if outcome.valueChanged { notifyObservation(valuePath) }
+    if outcome.valueChanged, outcome.observable { notifyObservation(valuePath) }
     if let drain = outcome.drain { self.drain(drain) }
   }
 

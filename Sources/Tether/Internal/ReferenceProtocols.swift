@@ -33,11 +33,12 @@ protocol MutableReference<Value>: ReaderReference {
 }
 
 /// One registered change listener of a root reference.
+@usableFromInline
 final class Listener<Value: Sendable>: Sendable {
   /// The version of the value when the listener joined; it gets only later changes.
-  let joinedAt: UInt64
-  private let receiveValue: @Sendable (Value) -> Void
-  private let cancelled = Atomic<Bool>(false)
+  @usableFromInline let joinedAt: UInt64
+  @usableFromInline let receiveValue: @Sendable (Value) -> Void
+  @usableFromInline let cancelled = Atomic<Bool>(false)
 
   init(joinedAt: UInt64, receive: @escaping @Sendable (Value) -> Void) {
     self.joinedAt = joinedAt
@@ -47,7 +48,7 @@ final class Listener<Value: Sendable>: Sendable {
   var isCancelled: Bool { cancelled.load(ordering: .acquiring) }
 
   /// Delivers a value unless the listener was cancelled.
-  @inline(__always)
+  @inlinable
   func receive(_ value: Value) {
     guard !cancelled.load(ordering: .acquiring) else { return }
     receiveValue(value)

@@ -28,7 +28,7 @@ final class ReferenceRegistry: Sendable {
     weak var object: (any AnyRegisteredReference)?
   }
 
-  private let entries = Mutex<[Key: Entry]>([:])
+  private let entries = Lock<[Key: Entry]>([:])
 
   /// Returns the reference for `key`, creating, loading and subscribing it if there is none.
   ///

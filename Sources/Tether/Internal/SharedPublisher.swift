@@ -47,7 +47,7 @@ where Downstream.Input == Value, Downstream.Failure == Never {
 
   private let reference: any ReaderReference<Value>
   private let downstream: Downstream
-  private let state = Mutex(State())
+  private let state = Lock(State())
   /// Demand is unlimited, nothing is buffered and nobody holds `delivering`.
   private let fast = Atomic<Bool>(false)
 
@@ -92,6 +92,12 @@ where Downstream.Input == Value, Downstream.Failure == Never {
       _ = downstream.receive(value)
       return
     }
+    offerSlowly(value)
+  }
+
+  /// Kept apart from `offer` so the fast path stays free of the generic metadata this needs.
+  @inline(never)
+  private func offerSlowly(_ value: Value) {
     let next = state.withLock { state -> Value? in
       if state.cancelled { return nil }
       if state.delivering {

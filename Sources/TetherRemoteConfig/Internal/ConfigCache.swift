@@ -93,10 +93,23 @@ enum ConfigCacheFile {
   }
 
   /// Writes atomically: a temporary file in the same directory, then a rename, so a reader
-  /// or a crash never sees half a cache.
+  /// never sees half a cache. There is no fsync: the cache only speeds up a start, and a file
+  /// a power loss leaves empty is handled like any corrupt cache (moved aside, reported).
   static func write(_ cache: CachedConfig, to url: URL) throws {
-    try FileManager.default.createDirectory(
-      at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-    try cache.encoded().write(to: url, options: .atomic)
+    let directory = url.deletingLastPathComponent()
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    let temporary = directory.appendingPathComponent(
+      ".\(url.lastPathComponent).\(UUID().uuidString).tmp")
+    try cache.encoded().write(to: temporary)
+    guard rename(temporary.path, url.path) == 0 else {
+      let error = errno
+      try? FileManager.default.removeItem(at: temporary)
+      throw CocoaError(
+        .fileWriteUnknown,
+        userInfo: [
+          NSFilePathErrorKey: url.path,
+          NSUnderlyingErrorKey: POSIXError(POSIXErrorCode(rawValue: error) ?? .EIO),
+        ])
+    }
   }
 }

@@ -84,7 +84,8 @@ final class HTTPTransfer: NSObject, URLSessionDataDelegate, @unchecked Sendable 
     }
     if let overLimit {
       dataTask.cancel()
-      overLimit.continuation.resume(throwing: RemoteConfigError.responseTooLarge(limit: overLimit.limit))
+      overLimit.continuation.resume(
+        throwing: RemoteConfigError.responseTooLarge(limit: overLimit.limit))
     }
   }
 
@@ -101,7 +102,8 @@ final class HTTPTransfer: NSObject, URLSessionDataDelegate, @unchecked Sendable 
     if let error {
       let code = (error as? URLError)?.code
       if code == .timedOut {
-        pending.continuation.resume(throwing: RemoteConfigError.timedOut(after: task.originalRequest?.timeoutInterval ?? 0))
+        pending.continuation.resume(
+          throwing: RemoteConfigError.timedOut(after: task.originalRequest?.timeoutInterval ?? 0))
       } else if pending.response != nil, code != .cannotConnectToHost {
         // The headers arrived, then the connection broke: the body is cut off.
         pending.continuation.resume(

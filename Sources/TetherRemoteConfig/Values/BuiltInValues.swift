@@ -9,7 +9,8 @@ extension String: StaticConfigValueRepresentable {
     case .bool, .int, .double: self = configValue.stringValue
     default:
       throw ConfigDecodingError(
-        String.self, value: configValue, reason: "expected a string, found \(configValue.raw.kindName)")
+        String.self, value: configValue,
+        reason: "expected a string, found \(configValue.raw.kindName)")
     }
   }
   /// The string.
@@ -63,7 +64,8 @@ extension Double: StaticConfigValueRepresentable {
       self = value
     default:
       throw ConfigDecodingError(
-        Double.self, value: configValue, reason: "expected a number, found \(configValue.raw.kindName)")
+        Double.self, value: configValue,
+        reason: "expected a number, found \(configValue.raw.kindName)")
     }
   }
   /// The number.

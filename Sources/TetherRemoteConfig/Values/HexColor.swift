@@ -37,7 +37,8 @@ public struct HexColor: Sendable, Hashable, ConfigValueRepresentable, CustomStri
       self.init(red: digits[0] * 17, green: digits[1] * 17, blue: digits[2] * 17)
     case 6, 8:
       func byte(_ index: Int) -> UInt8 { digits[index] << 4 | digits[index + 1] }
-      self.init(red: byte(0), green: byte(2), blue: byte(4), alpha: digits.count == 8 ? byte(6) : 255)
+      self.init(
+        red: byte(0), green: byte(2), blue: byte(4), alpha: digits.count == 8 ? byte(6) : 255)
     default:
       return nil
     }

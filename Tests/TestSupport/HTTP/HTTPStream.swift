@@ -41,7 +41,7 @@ public final class HTTPStream: Sendable {
   /// Extra response headers.
   public let headers: [String: String]
   // Guards the chunks sent so far, how the stream ended, and the connections attached to it.
-  private let state = Mutex(State())
+  private let state = LockedState(State())
 
   /// Creates an open stream; nothing is sent until a request receives it.
   public init(

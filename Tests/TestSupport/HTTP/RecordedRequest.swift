@@ -6,7 +6,7 @@ import Foundation
 /// let second = server.requests(at: "/config.json")[1]
 /// #expect(second.header("If-None-Match") == firstETag)
 /// ```
-public struct RecordedRequest: Sendable {
+public struct RecordedRequest: Sendable, CustomStringConvertible {
   /// The method, such as `GET`.
   public let method: String
   /// The path without the query, such as `/config.json`.
@@ -35,4 +35,10 @@ public struct RecordedRequest: Sendable {
 
   /// The body as UTF-8 text.
   public var text: String { String(decoding: body, as: UTF8.self) }
+
+  /// A one-line summary for failure messages, such as `#2 GET /config.json?x=1 (connection 1)`.
+  public var description: String {
+    let target = query.map { "\(path)?\($0)" } ?? path
+    return "#\(sequenceNumber) \(method) \(target) (connection \(connectionNumber))"
+  }
 }

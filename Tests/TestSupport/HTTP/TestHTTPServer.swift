@@ -140,7 +140,8 @@ public final class TestHTTPServer: Sendable {
   /// Answers requests for `path` with `handler` instead of a document (faults still apply).
   ///
   /// The handler runs on the connection's thread, never under the server's lock, and may be
-  /// called concurrently for different connections.
+  /// called concurrently for different connections. It should not capture the server itself
+  /// (that would keep it alive); record what it needs in its own state instead.
   public func setHandler(
     at path: String, _ handler: @escaping @Sendable (RecordedRequest) -> HTTPResponse
   ) {
@@ -228,7 +229,7 @@ public final class TestHTTPServer: Sendable {
         current().count >= count
       }
     } catch let error as TimeoutError {
-      let seen = requests.map { "  \($0.method) \($0.path)" }.joined(separator: "\n")
+      let seen = requests.map { "  \($0)" }.joined(separator: "\n")
       throw TimeoutError(
         waitingFor: error.waitingFor, after: timeout,
         context: "requests received:\n\(seen.isEmpty ? "  (none)" : seen)")

@@ -40,7 +40,7 @@ final class ServerCore: Sendable {
   let port: UInt16
   private let listener: Socket
   // Guards documents, handlers, faults, the request log and the open connections.
-  let state = Mutex(State())
+  let state = LockedState(State())
   private let acceptLoopEnded = DispatchSemaphore(value: 0)
   private let connectionThreads = DispatchGroup()
 

@@ -64,7 +64,9 @@ struct Socket: Sendable, Hashable {
   /// Accepts one connection, or returns `nil` when nothing is pending.
   func accept() throws -> Socket? {
     while true {
-      let client = Self.platformAccept(descriptor)
+      // Accepting and marking close-on-exec is one step with respect to `ChildProcess`
+      // spawning, so a child never inherits a connection (and keeps it open).
+      let client = spawnGuard.withLock { _ in Self.platformAccept(descriptor) }
       if client >= 0 {
         let socket = Socket(descriptor: client)
         socket.disableSIGPIPE()
@@ -245,3 +247,7 @@ extension Socket {
     return count < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR
   }
 }
+
+/// Held while a child process is spawned, and while a new descriptor exists without its
+/// close-on-exec flag, so no child inherits a socket between the two steps.
+let spawnGuard = LockedState(())

@@ -1,7 +1,7 @@
 import Dispatch
 import Synchronization
 
-/// The continuations suspended on some owner's state, kept inside that owner's `Mutex`.
+/// The continuations suspended on some owner's state, kept inside that owner's lock (`LockedState`).
 ///
 /// The owner's lock guards both its data (lines, an exit status) and its waiters, so
 /// "is the value here, else register" is one atomic step. Continuations are always resumed
@@ -104,7 +104,7 @@ func pauseWithoutSleeping(_ duration: Duration) async {
 
 /// A one-off timer that a task can await; it ends early when the task is cancelled.
 private final class DispatchPause: Sendable {
-  private let waiters = Mutex(Waiters<Void>())
+  private let waiters = LockedState(Waiters<Void>())
 
   func run(for duration: Duration) async {
     let id = waiters.withLock { $0.makeID() }

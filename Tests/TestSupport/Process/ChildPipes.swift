@@ -42,7 +42,7 @@ final class ChildPipes: Sendable {
   /// `tether-test-child COMMAND …`, for messages.
   let name: String
   // Guards the output, the exit status and the waiters for both.
-  private let state = Mutex(State())
+  private let state = LockedState(State())
 
   init(name: String) {
     self.name = name

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -65,7 +64,7 @@ public final class ChildProcess: Sendable {
         ? .signaled(process.terminationStatus) : .exited(process.terminationStatus)
       pipes.processExited(status)
     }
-    try process.run()
+    try spawnGuard.withLock { _ in try process.run() }
     self.process = process
     self.arguments = arguments
     self.processIdentifier = process.processIdentifier
@@ -82,7 +81,7 @@ public final class ChildProcess: Sendable {
   }
 
   deinit {
-    if process.isRunning { Glibc_kill(processIdentifier, SIGKILL) }
+    if process.isRunning { sendSignal(processIdentifier, SIGKILL) }
     try? input.close()
   }
 
@@ -179,7 +178,7 @@ public final class ChildProcess: Sendable {
   /// Does nothing once the child has exited.
   public func kill(signal: Int32 = SIGKILL) {
     guard isRunning else { return }
-    Glibc_kill(processIdentifier, signal)
+    sendSignal(processIdentifier, signal)
   }
 
   /// Waits until the child exits and returns how it ended (after its output has been read).
@@ -229,7 +228,7 @@ public final class ChildProcess: Sendable {
 }
 
 /// `kill(2)`, named apart from `ChildProcess.kill(signal:)`.
-private func Glibc_kill(_ process: Int32, _ signal: Int32) {
+private func sendSignal(_ process: Int32, _ signal: Int32) {
   #if canImport(Glibc)
   _ = Glibc.kill(process, signal)
   #elseif canImport(Darwin)

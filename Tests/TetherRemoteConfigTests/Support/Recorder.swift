@@ -25,7 +25,9 @@ final class Recorder<Value: Sendable>: Sendable {
   /// Records every value `publisher` emits until the recorder is released.
   convenience init(_ publisher: AnyPublisher<Value, Never>) {
     self.init()
-    let cancellable = publisher.sink { [received] value in received.values.withLock { $0.append(value) } }
+    let cancellable = publisher.sink { [received] value in
+      received.values.withLock { $0.append(value) }
+    }
     subscription.withLock { $0 = cancellable }
   }
 
