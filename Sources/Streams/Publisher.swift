@@ -20,7 +20,7 @@ public protocol Publisher<Output, Failure> {
 
 extension Publisher {
   /// Attaches the specified subscriber to this publisher.
-  public func subscribe<S: Subscriber>(_ subscriber: S)
+  @inlinable @inline(__always) public func subscribe<S: Subscriber>(_ subscriber: S)
   where S.Input == Output, S.Failure == Failure {
     receive(subscriber: subscriber)
   }

@@ -11,20 +11,28 @@ import Synchronization
 /// (The boxes are top-level internal types: nesting them privately in this generic
 /// `~Copyable` struct crashes the 6.3 compiler with "Global is external, but doesn't have
 /// external or weak linkage".)
+@usableFromInline
 struct Locked<State>: ~Copyable, Sendable {
-  private let mutex: Mutex<LockedBox<State>>
+  @usableFromInline let mutex: Mutex<LockedBox<State>>
 
-  init(_ state: State) { mutex = Mutex(LockedBox(state: state)) }
+  @inlinable init(_ state: State) { mutex = Mutex(LockedBox(state: state)) }
 
   /// Runs `body` with exclusive access to the state. `body` must not call out.
-  @inline(__always)
+  @inlinable
   func withLock<R>(_ body: (inout State) throws -> R) rethrows -> R {
-    try mutex.withLock { box in try LockedCarry(value: body(&box.state)) }.value
+    try mutex.withLock { box in
+      // nonisolated(unsafe): hands the result out of the lock; see the type's comment. (A
+      // wrapper struct would do too, but costs a generic metadata lookup per call in
+      // unspecialised code.)
+      nonisolated(unsafe) let result = try body(&box.state)
+      return result
+    }
   }
 }
 
 // @unchecked: `state` is only reached inside `Locked.withLock`, under its mutex.
-struct LockedBox<State>: @unchecked Sendable { var state: State }
-
-// @unchecked: carries a result out of `Locked.withLock`; see `Locked`'s comment.
-struct LockedCarry<T>: @unchecked Sendable { let value: T }
+@usableFromInline
+struct LockedBox<State>: @unchecked Sendable {
+  @usableFromInline var state: State
+  @inlinable init(state: State) { self.state = state }
+}

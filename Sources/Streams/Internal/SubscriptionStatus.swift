@@ -1,6 +1,7 @@
 import Synchronization
 
 /// Where a subscriber or an operator's subscription stands with its upstream.
+@usableFromInline
 enum SubscriptionStatus {
   /// No subscription has arrived yet.
   case awaiting
@@ -15,16 +16,17 @@ enum SubscriptionStatus {
 ///
 /// Every method changes the status under the lock and calls the upstream subscription after
 /// releasing it.
+@usableFromInline
 typealias UpstreamLink = Mutex<SubscriptionStatus>
 
 extension Mutex where Value == SubscriptionStatus {
   /// Creates a link that waits for its subscription.
-  init() { self.init(.awaiting) }
+  @inlinable init() { self.init(.awaiting) }
 
   /// Keeps the subscription if none arrived before; otherwise cancels it.
   ///
   /// - Returns: Whether the subscription was kept.
-  func attach(_ subscription: any Subscription) -> Bool {
+  @inlinable func attach(_ subscription: any Subscription) -> Bool {
     let kept = withLock { status in
       guard case .awaiting = status else { return false }
       status = .subscribed(subscription)
@@ -35,13 +37,13 @@ extension Mutex where Value == SubscriptionStatus {
   }
 
   /// Forwards a request upstream while subscribed.
-  func request(_ demand: Subscribers.Demand) {
+  @inlinable func request(_ demand: Subscribers.Demand) {
     guard demand > 0, let subscription = current else { return }
     subscription.request(demand)
   }
 
   /// The upstream subscription while subscribed.
-  var current: (any Subscription)? {
+  @inlinable var current: (any Subscription)? {
     withLock { status in
       guard case .subscribed(let subscription) = status else { return nil }
       return subscription
@@ -49,7 +51,7 @@ extension Mutex where Value == SubscriptionStatus {
   }
 
   /// Whether the link has completed or been cancelled.
-  var isTerminal: Bool {
+  @inlinable var isTerminal: Bool {
     withLock { status in
       if case .terminal = status { return true }
       return false
@@ -59,12 +61,12 @@ extension Mutex where Value == SubscriptionStatus {
   /// Marks the link terminal without cancelling upstream (upstream completed).
   ///
   /// - Returns: Whether the link was live, so the caller forwards the completion only once.
-  func finish() -> Bool {
+  @inlinable func finish() -> Bool {
     take() != nil
   }
 
   /// Marks the link terminal and cancels the upstream subscription, once.
-  func cancel() {
+  @inlinable func cancel() {
     if case .some(.some(let subscription)) = take() { subscription.cancel() }
   }
 
@@ -73,7 +75,7 @@ extension Mutex where Value == SubscriptionStatus {
   /// A link still awaiting its subscription becomes terminal too (the late subscription is
   /// then cancelled), and that counts as live: the result is `Optional.some(nil)`.
   @discardableResult
-  func take() -> (any Subscription)?? {
+  @inlinable func take() -> (any Subscription)?? {
     withLock { status in
       defer { status = .terminal }
       switch status {

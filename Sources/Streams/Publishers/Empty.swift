@@ -23,7 +23,9 @@ public struct Empty<Output, Failure: Error>: Publisher, Equatable, Sendable {
 }
 
 /// The subscription of publishers that deliver nothing on demand.
+@usableFromInline
 final class EmptySubscription: Subscription {
-  func request(_ demand: Subscribers.Demand) {}
-  func cancel() {}
+  @inlinable init() {}
+  @usableFromInline func request(_ demand: Subscribers.Demand) {}
+  @usableFromInline func cancel() {}
 }

@@ -11,10 +11,10 @@
 /// temperature.value = 21                           // prints 21.0
 /// ```
 public final class CurrentValueSubject<Output, Failure: Error>: Subject {
-  private let core: SubjectCore<Output, Failure>
+  @usableFromInline let core: SubjectCore<Output, Failure>
 
   /// Creates a subject holding the given initial value.
-  public init(_ value: Output) {
+  @inlinable public init(_ value: Output) {
     core = SubjectCore(current: value)
   }
 
@@ -22,13 +22,13 @@ public final class CurrentValueSubject<Output, Failure: Error>: Subject {
   ///
   /// The getter returns the newest value sent, even while an earlier one is still being
   /// delivered. After a completion the value no longer changes.
-  public var value: Output {
+  @inlinable public var value: Output {
     get { core.current! }
     set { send(newValue) }
   }
 
   /// Makes `value` the current value and sends it to every subscriber.
-  public func send(_ input: Output) { core.send(input) }
+  @inlinable public func send(_ input: Output) { core.send(input) }
 
   /// Sends a completion to every subscriber; later sends are ignored.
   public func send(completion: Subscribers.Completion<Failure>) {
@@ -39,7 +39,8 @@ public final class CurrentValueSubject<Output, Failure: Error>: Subject {
   public func send(subscription: any Subscription) { core.send(subscription: subscription) }
 
   /// Attaches a subscriber; it receives its subscription, then the current value on demand.
-  public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
+  @inlinable @inline(__always) public func receive<S: Subscriber>(subscriber: S)
+  where S.Input == Output, S.Failure == Failure {
     core.attach(subscriber)
   }
 

@@ -12,13 +12,13 @@
 /// taps.send(1)  // prints "tap 1"
 /// ```
 public final class PassthroughSubject<Output, Failure: Error>: Subject {
-  private let core = SubjectCore<Output, Failure>(current: nil)
+  @usableFromInline let core = SubjectCore<Output, Failure>(current: nil)
 
   /// Creates a subject with no subscribers.
-  public init() {}
+  @inlinable public init() {}
 
   /// Sends a value to every subscriber that has outstanding demand.
-  public func send(_ input: Output) { core.send(input) }
+  @inlinable public func send(_ input: Output) { core.send(input) }
 
   /// Sends a completion to every subscriber; later sends are ignored, and later subscribers
   /// receive the completion at once.
@@ -30,7 +30,8 @@ public final class PassthroughSubject<Output, Failure: Error>: Subject {
   public func send(subscription: any Subscription) { core.send(subscription: subscription) }
 
   /// Attaches a subscriber; it receives its subscription through the subject's queue.
-  public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
+  @inlinable @inline(__always) public func receive<S: Subscriber>(subscriber: S)
+  where S.Input == Output, S.Failure == Failure {
     core.attach(subscriber)
   }
 

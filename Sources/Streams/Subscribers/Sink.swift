@@ -34,7 +34,7 @@ extension Subscribers {
     }
 
     /// Calls `receiveValue` with the value.
-    public func receive(_ value: Input) -> Subscribers.Demand {
+    @inlinable public func receive(_ value: Input) -> Subscribers.Demand {
       receiveValue(value)
       return .none
     }
@@ -59,7 +59,7 @@ extension Publisher {
   ///   receiveCompletion: { print("done", $0) },
   ///   receiveValue: { print("got", $0) })
   /// ```
-  public func sink(
+  @inlinable public func sink(
     receiveCompletion: @escaping @Sendable (Subscribers.Completion<Failure>) -> Void,
     receiveValue: @escaping @Sendable (Output) -> Void
   ) -> AnyCancellable {
@@ -73,7 +73,8 @@ extension Publisher {
 extension Publisher where Failure == Never {
   /// Attaches a subscriber that calls the closure with each value of a publisher that cannot
   /// fail.
-  public func sink(receiveValue: @escaping @Sendable (Output) -> Void) -> AnyCancellable {
+  @inlinable public func sink(receiveValue: @escaping @Sendable (Output) -> Void) -> AnyCancellable
+  {
     sink(receiveCompletion: { _ in }, receiveValue: receiveValue)
   }
 }

@@ -100,10 +100,13 @@ func checkContract<P: Publisher>(
     } else {
       #expect(firstCount <= 3, "never more than demanded", sourceLocation: location)
     }
-    firstInputs.forEach { rig.send($0 + 100) }
-    rig.settle()
-    #expect(
-      recorder.values.count == firstCount, "nothing more until it asks", sourceLocation: location)
+    if firstCount == 3 {
+      firstInputs.forEach { rig.send($0 + 100) }
+      rig.settle()
+      #expect(
+        recorder.values.count == firstCount, "nothing more until it asks",
+        sourceLocation: location)
+    }
     recorder.request(.max(2))
     laterInputs.forEach(rig.send)
     rig.settle()

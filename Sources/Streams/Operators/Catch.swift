@@ -1,0 +1,96 @@
+extension Publisher {
+  /// Handles an error from the upstream publisher by replacing it with another publisher.
+  ///
+  /// The new publisher is asked for the demand the subscriber still had outstanding.
+  ///
+  /// ```swift
+  /// let safe = fetchUser().catch { _ in Just(User.guest) }
+  /// ```
+  @inlinable public func `catch`<P: Publisher>(
+    _ handler: @escaping @Sendable (Failure) -> P
+  ) -> Publishers.Catch<Self, P> where P.Output == Output {
+    Publishers.Catch(upstream: self, handler: handler)
+  }
+}
+
+extension Publishers {
+  /// A publisher that handles an error from the upstream by switching to another publisher.
+  public struct Catch<Upstream: Publisher, NewPublisher: Publisher>: Publisher
+  where Upstream.Output == NewPublisher.Output {
+    /// Catch publishes the upstream's elements, then the new publisher's.
+    public typealias Output = Upstream.Output
+    /// Catch fails when the new publisher fails.
+    public typealias Failure = NewPublisher.Failure
+
+    /// The publisher from which this publisher receives elements.
+    public let upstream: Upstream
+    /// Returns the publisher that replaces the upstream after it fails.
+    public let handler: @Sendable (Upstream.Failure) -> NewPublisher
+
+    /// Creates a publisher that switches to `handler(error)` when `upstream` fails.
+    @inlinable public init(
+      upstream: Upstream, handler: @escaping @Sendable (Upstream.Failure) -> NewPublisher
+    ) {
+      self.upstream = upstream
+      self.handler = handler
+    }
+
+    /// Attaches the subscriber to the upstream, and to the replacement after a failure.
+    @inlinable @inline(__always) public func receive<S: Subscriber>(subscriber: S)
+    where S.Input == Output, S.Failure == Failure {
+      upstream.subscribe(
+        CatchInner<Upstream.Failure, NewPublisher, S>(
+          relay: DemandRelay(downstream: subscriber), handler: handler))
+    }
+  }
+}
+
+@usableFromInline
+final class CatchInner<Failure: Error, NewPublisher: Publisher, Downstream: Subscriber>:
+  Subscriber
+where Downstream.Input == NewPublisher.Output, Downstream.Failure == NewPublisher.Failure {
+  @usableFromInline typealias Input = Downstream.Input
+
+  @usableFromInline let relay: DemandRelay<Downstream>
+  @usableFromInline let handler: @Sendable (Failure) -> NewPublisher
+
+  @inlinable init(
+    relay: DemandRelay<Downstream>,
+    handler: @escaping @Sendable (Failure) -> NewPublisher
+  ) {
+    self.relay = relay
+    self.handler = handler
+  }
+
+  @inlinable func receive(subscription: any Subscription) { relay.attach(subscription) }
+
+  @inlinable func receive(_ input: Input) -> Subscribers.Demand { relay.forward(input) }
+
+  @inlinable func receive(completion: Subscribers.Completion<Failure>) {
+    switch completion {
+    case .finished:
+      relay.finish(.finished)
+    case .failure(let error):
+      guard relay.detach() else { return }
+      handler(error).subscribe(RelayStage(relay: relay))
+    }
+  }
+}
+
+/// Forwards a later upstream (the publisher after `catch` or the suffix of a concatenation)
+/// into the relay that serves the downstream.
+@usableFromInline
+final class RelayStage<Downstream: Subscriber>: Subscriber {
+  @usableFromInline typealias Input = Downstream.Input
+  @usableFromInline typealias Failure = Downstream.Failure
+
+  @usableFromInline let relay: DemandRelay<Downstream>
+
+  @inlinable init(relay: DemandRelay<Downstream>) { self.relay = relay }
+
+  @inlinable func receive(subscription: any Subscription) { relay.attach(subscription) }
+
+  @inlinable func receive(_ input: Input) -> Subscribers.Demand { relay.forward(input) }
+
+  @inlinable func receive(completion: Subscribers.Completion<Failure>) { relay.finish(completion) }
+}

@@ -1,0 +1,145 @@
+extension Publisher {
+  /// Performs the specified closures when publisher events occur, without changing them.
+  ///
+  /// Useful for logging and debugging. The closures run on the thread of the event:
+  /// `receiveOutput` and `receiveCompletion` on the delivering thread, `receiveRequest` and
+  /// `receiveCancel` on the thread that asked or cancelled.
+  @inlinable public func handleEvents(
+    receiveSubscription: (@Sendable (any Subscription) -> Void)? = nil,
+    receiveOutput: (@Sendable (Output) -> Void)? = nil,
+    receiveCompletion: (@Sendable (Subscribers.Completion<Failure>) -> Void)? = nil,
+    receiveCancel: (@Sendable () -> Void)? = nil,
+    receiveRequest: (@Sendable (Subscribers.Demand) -> Void)? = nil
+  ) -> Publishers.HandleEvents<Self> {
+    Publishers.HandleEvents(
+      upstream: self, receiveSubscription: receiveSubscription, receiveOutput: receiveOutput,
+      receiveCompletion: receiveCompletion, receiveCancel: receiveCancel,
+      receiveRequest: receiveRequest)
+  }
+}
+
+extension Publishers {
+  /// A publisher that performs the specified closures when publisher events occur.
+  public struct HandleEvents<Upstream: Publisher>: Publisher {
+    /// HandleEvents publishes its upstream's elements.
+    public typealias Output = Upstream.Output
+    /// HandleEvents fails when its upstream fails.
+    public typealias Failure = Upstream.Failure
+
+    /// The publisher from which this publisher receives elements.
+    public let upstream: Upstream
+    /// Runs when the upstream subscription arrives.
+    public var receiveSubscription: (@Sendable (any Subscription) -> Void)?
+    /// Runs with each element.
+    public var receiveOutput: (@Sendable (Output) -> Void)?
+    /// Runs with the completion.
+    public var receiveCompletion: (@Sendable (Subscribers.Completion<Failure>) -> Void)?
+    /// Runs when the downstream cancels.
+    public var receiveCancel: (@Sendable () -> Void)?
+    /// Runs when the downstream requests more elements.
+    public var receiveRequest: (@Sendable (Subscribers.Demand) -> Void)?
+
+    /// Creates a publisher that runs the given closures on `upstream`'s events.
+    @inlinable public init(
+      upstream: Upstream,
+      receiveSubscription: (@Sendable (any Subscription) -> Void)? = nil,
+      receiveOutput: (@Sendable (Output) -> Void)? = nil,
+      receiveCompletion: (@Sendable (Subscribers.Completion<Failure>) -> Void)? = nil,
+      receiveCancel: (@Sendable () -> Void)? = nil,
+      receiveRequest: (@Sendable (Subscribers.Demand) -> Void)? = nil
+    ) {
+      self.upstream = upstream
+      self.receiveSubscription = receiveSubscription
+      self.receiveOutput = receiveOutput
+      self.receiveCompletion = receiveCompletion
+      self.receiveCancel = receiveCancel
+      self.receiveRequest = receiveRequest
+    }
+
+    /// Attaches the subscriber behind a stage that reports every event.
+    @inlinable @inline(__always) public func receive<S: Subscriber>(subscriber: S)
+    where S.Input == Output, S.Failure == Failure {
+      upstream.subscribe(
+        HandleEventsInner(
+          downstream: subscriber,
+          handlers: EventHandlers(
+            receiveSubscription: receiveSubscription, receiveOutput: receiveOutput,
+            receiveCompletion: receiveCompletion, receiveCancel: receiveCancel,
+            receiveRequest: receiveRequest)))
+    }
+  }
+}
+
+@usableFromInline
+final class HandleEventsInner<Downstream: Subscriber>: Subscriber, Subscription,
+  @unchecked Sendable
+{
+  // @unchecked: `link` is a Mutex; `downstream` is only called from `receive` methods,
+  // which the upstream serialises; the handlers are immutable `@Sendable` closures.
+  @usableFromInline typealias Input = Downstream.Input
+  @usableFromInline typealias Failure = Downstream.Failure
+
+  @usableFromInline let downstream: Downstream
+  @usableFromInline let handlers: EventHandlers<Downstream.Input, Downstream.Failure>
+  @usableFromInline let link = UpstreamLink()
+
+  @inlinable init(
+    downstream: Downstream, handlers: EventHandlers<Downstream.Input, Downstream.Failure>
+  ) {
+    self.downstream = downstream
+    self.handlers = handlers
+  }
+
+  @inlinable func receive(subscription: any Subscription) {
+    handlers.receiveSubscription?(subscription)
+    guard link.attach(subscription) else { return }
+    downstream.receive(subscription: self)
+  }
+
+  @inlinable func receive(_ input: Input) -> Subscribers.Demand {
+    handlers.receiveOutput?(input)
+    return downstream.receive(input)
+  }
+
+  @inlinable func receive(completion: Subscribers.Completion<Failure>) {
+    guard link.finish() else { return }
+    handlers.receiveCompletion?(completion)
+    downstream.receive(completion: completion)
+  }
+
+  @inlinable func request(_ demand: Subscribers.Demand) {
+    handlers.receiveRequest?(demand)
+    link.request(demand)
+  }
+
+  @inlinable func cancel() {
+    guard case .some(let subscription) = link.take() else { return }
+    handlers.receiveCancel?()
+    subscription?.cancel()
+  }
+}
+
+/// The closures of a `handleEvents` stage, without the upstream's type (which would make the
+/// stage's type grow with the length of the chain and stop the compiler specialising it).
+@usableFromInline
+struct EventHandlers<Output, Failure: Error>: Sendable {
+  @usableFromInline let receiveSubscription: (@Sendable (any Subscription) -> Void)?
+  @usableFromInline let receiveOutput: (@Sendable (Output) -> Void)?
+  @usableFromInline let receiveCompletion: (@Sendable (Subscribers.Completion<Failure>) -> Void)?
+  @usableFromInline let receiveCancel: (@Sendable () -> Void)?
+  @usableFromInline let receiveRequest: (@Sendable (Subscribers.Demand) -> Void)?
+
+  @inlinable init(
+    receiveSubscription: (@Sendable (any Subscription) -> Void)?,
+    receiveOutput: (@Sendable (Output) -> Void)?,
+    receiveCompletion: (@Sendable (Subscribers.Completion<Failure>) -> Void)?,
+    receiveCancel: (@Sendable () -> Void)?,
+    receiveRequest: (@Sendable (Subscribers.Demand) -> Void)?
+  ) {
+    self.receiveSubscription = receiveSubscription
+    self.receiveOutput = receiveOutput
+    self.receiveCompletion = receiveCompletion
+    self.receiveCancel = receiveCancel
+    self.receiveRequest = receiveRequest
+  }
+}
