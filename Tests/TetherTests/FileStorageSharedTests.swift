@@ -33,6 +33,17 @@ import Testing
     }
   }
 
+  @Test func keyCarryingItsDefaultLoadsAndSaves() async throws {
+    let url = directory.file("launches.json")
+    try await withSharedStorage(.isolated) {
+      @Shared(FileStorageKey<Int>.fileStorage(url)[default: 7]) var launches
+      #expect(launches == 7)
+      $launches.withLock { $0 += 1 }
+      try await $launches.save()
+      #expect(decodeFile(url, as: Int.self) == 8)
+    }
+  }
+
   @Test func pathsSpelledDifferentlyShareOneReference() throws {
     let base = directory.url.path
     withSharedStorage(.isolated) {
