@@ -106,6 +106,9 @@ final class FileStorage: Sendable {
   ) -> Result<Value?, any Error> {
     onQueue {
       if flushingPending, let job = takePending() { perform(job, throttled: true) }
+      // A change not reported yet goes to every subscriber first (other scopes may hold
+      // this file too); this load's bookkeeping below would otherwise hide it from them.
+      if state.withLock({ $0.disk }) != .unknown { refresh() }
       let contents: (Data, FileStat)?
       do throws(FileSystemError) {
         contents = try FileSystem.read(path)
