@@ -165,8 +165,8 @@ public final class RemoteConfig: Sendable {
   ///
   /// Within ``RemoteConfigSettings/minimumFetchInterval`` of the last successful fetch this
   /// returns `.success` without touching the network (unless ``isStale`` was set). Concurrent
-  /// calls share one request. While the server's `Retry-After` has not passed, it fails with
-  /// ``RemoteConfigError/throttled(status:retryAfter:)`` without a request.
+  /// calls share one request. While the server's `Retry-After` has not passed, it fails again
+  /// with the server's answer (status `.throttled`) without a request.
   ///
   /// - Returns: `.success`.
   /// - Throws: ``RemoteConfigError``; ``lastFetchStatus`` and ``lastError`` say the same.
@@ -230,8 +230,10 @@ public final class RemoteConfig: Sendable {
       guard let source = state.source else { return .done(.failure(.notConfigured)) }
       if !ignoringInterval, !isStale(state) { return .done(.success(.success)) }
       if let notBefore = state.retryNotBefore, notBefore > Date() {
-        let error = RemoteConfigError.throttled(
-          status: 0, retryAfter: notBefore.timeIntervalSinceNow.rounded(.up))
+        // Still inside the server's Retry-After: report the server's answer again.
+        let error =
+          state.lastError
+          ?? .throttled(status: 429, retryAfter: notBefore.timeIntervalSinceNow.rounded(.up))
         state.lastFetchStatus = .throttled
         state.lastError = error
         return .done(.failure(error))

@@ -136,6 +136,10 @@ struct FaultCase: Sendable, CustomTestStringConvertible {
     config.isStale = true
     await #expect(throws: RemoteConfigError.self) { try await config.fetch() }
     #expect(config.lastFetchStatus == .throttled)
+    guard case .throttled(429, _)? = config.lastError else {
+      Issue.record("lastError: \(String(describing: config.lastError))")
+      return
+    }
     #expect(fixture.requestCount == 1)
   }
 
