@@ -21,7 +21,7 @@ import TetherRemoteConfig
     let changed = ContinuousClock.now
     fixture.serve(document(["welcome_title": #""Second""#]))
     try await waitUntil("the new title", timeout: .seconds(5)) { title == "Second" }
-    #expect(ContinuousClock.now - changed < interval * 2 + .milliseconds(500))
+    #expect(ContinuousClock.now - changed < interval * 2 + .seconds(1))
     #expect(try await values.waitForValues(3).last == "Second")
     #expect(try await updates.waitForValues(2).last == ConfigUpdate(updatedKeys: ["welcome_title"]))
   }
@@ -63,7 +63,7 @@ import TetherRemoteConfig
       #expect(gaps[k - 1] >= interval * Double(1 << k) * 0.9, "gap \(k): \(gaps)")
     }
     // Healthy again: back to the poll interval.
-    #expect(gaps[4] < 0.3 && gaps[5] < 0.3, "gaps: \(gaps)")
+    #expect(gaps[4] < 0.5 && gaps[5] < 0.5, "gaps: \(gaps)")
   }
 
   @Test func pollingWaitsOutRetryAfter() async throws {
