@@ -1,4 +1,107 @@
+import Streams
+import Tether
+
+/// An element of the 1,000-element array in `core.withlock-array1000` (and the file strategy's
+/// `file.withlock-array1000`, which compares against it).
+struct BenchItem: Codable, Equatable, Sendable {
+  var id: Int
+  var name: String
+  var count: Int
+  var enabled: Bool
+}
+
+/// The 1,000 items both array scenarios start from.
+func makeBenchItems() -> [BenchItem] {
+  (0..<1_000).map { BenchItem(id: $0, name: "item \($0)", count: 0, enabled: $0 % 2 == 0) }
+}
+
 /// The `core.*` scenarios.
 func coreBenchmarks() -> [Benchmark] {
-  []
+  [
+    Benchmark(
+      "core.read", baseline: "baseline.mutex-read", note: "target <= 2x", operations: 1_000_000
+    ) { n in
+      let shared = Shared<UInt64>(wrappedValue: 42, .inMemory("bench.read"))
+      var sum: UInt64 = 0
+      for _ in 0..<n { sum &+= shared.wrappedValue }
+      return sum
+    },
+    Benchmark(
+      "core.withlock", baseline: "baseline.mutex-increment", note: "target <= 3x",
+      operations: 1_000_000
+    ) { n in
+      // Never read through `wrappedValue`, so Observation is not armed: no observers at all.
+      let shared = Shared<UInt64>(wrappedValue: 0, .inMemory("bench.withlock"))
+      for _ in 0..<n { shared.withLock { $0 &+= 1 } }
+      return shared.withLock { $0 }
+    },
+    Benchmark(
+      "core.withlock-observed", baseline: "baseline.mutex-increment",
+      note: "value was read, so every change also notifies the Observation registrar",
+      operations: 200_000
+    ) { n in
+      let shared = Shared<UInt64>(wrappedValue: 0, .inMemory("bench.withlock-observed"))
+      _ = shared.wrappedValue
+      for _ in 0..<n { shared.withLock { $0 &+= 1 } }
+      return shared.withLock { $0 }
+    },
+    sinks(1, operations: 500_000),
+    sinks(10, operations: 200_000),
+    sinks(100, operations: 20_000),
+    Benchmark(
+      "core.create-existing", note: "target <= 1000 ns", operations: 200_000
+    ) { n in
+      let holder = Shared<UInt64>(wrappedValue: 1, .inMemory("bench.existing"))
+      var sum: UInt64 = 0
+      for _ in 0..<n {
+        sum &+= Shared<UInt64>(wrappedValue: 0, .inMemory("bench.existing")).wrappedValue
+      }
+      return sum &+ holder.wrappedValue
+    },
+    Benchmark("core.create-new", note: "target <= 3000 ns") {
+      // Fresh names in a fresh scope, so every creation makes a new reference.
+      let names = (0..<10_000).map { "bench.new.\($0)" }
+      return withSharedStorage(.isolated) {
+        let clock = ContinuousClock()
+        var sum: UInt64 = 0
+        let elapsed = clock.measure {
+          for name in names {
+            sum &+= Shared<UInt64>(wrappedValue: 1, .inMemory(name)).wrappedValue
+          }
+        }
+        return (Double(elapsed.nanoseconds) / Double(names.count), sum)
+      }
+    },
+    Benchmark(
+      "core.withlock-array1000", note: "1,000 Codable+Equatable structs, in memory",
+      operations: 20_000
+    ) { n in
+      let shared = Shared(wrappedValue: makeBenchItems(), .inMemory("bench.array1000"))
+      for i in 0..<n { shared.withLock { $0[i % 1_000].count &+= 1 } }
+      return shared.withLock { UInt64($0.reduce(0) { $0 + $1.count }) }
+    },
+  ]
+}
+
+/// `withLock` increments with `count` publisher sinks attached.
+private func sinks(_ count: Int, operations: Int) -> Benchmark {
+  Benchmark(
+    "core.withlock-sinks-\(count)", baseline: "core.withlock",
+    note: "target <= withlock + \(count * 60) ns (60 ns per sink)", operations: operations
+  ) { n in
+    let shared = Shared<UInt64>(wrappedValue: 0, .inMemory("bench.sinks-\(count)"))
+    let total = SinkTotal()
+    let cancellables = (0..<count).map { _ in shared.publisher.sink { total.add($0) } }
+    for _ in 0..<n { shared.withLock { $0 &+= 1 } }
+    withExtendedLifetime(cancellables) {}
+    return total.sum &+ shared.withLock { $0 }
+  }
+}
+
+/// What the sinks add up; touched only by the value's single drainer, one call at a time.
+private final class SinkTotal: @unchecked Sendable {
+  // @unchecked: the sinks of one Shared are called by its drainer, never concurrently, and
+  // the benchmark reads `sum` only after the last withLock returned on the same thread.
+  var sum: UInt64 = 0
+  func add(_ value: UInt64) { sum &+= value }
 }

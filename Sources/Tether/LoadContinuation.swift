@@ -2,21 +2,34 @@
 ///
 /// It may be resumed synchronously inside `load(context:continuation:)` (that is how a
 /// property wrapper gets its value during `init`) or later from any thread.
+///
+/// Resuming it a second time is a programmer error: Tether reports it (see
+/// `TetherIssueRecorder` in `TetherTesting`) and ignores the extra result. Dropping it without
+/// resuming is reported too, and the load then fails with an error, so nothing waits forever.
 public struct LoadContinuation<Value: Sendable>: Sendable {
-  let callback: @Sendable (Result<Value?, any Error>) -> Void
+  let box: ContinuationBox<Result<Value?, any Error>>
 
   /// Creates a continuation that reports its result to `callback`. A `nil` success means
   /// "use the initial value". Tether creates these; custom tests of a key may too.
   public init(_ callback: @escaping @Sendable (Result<Value?, any Error>) -> Void) {
-    self.callback = callback
+    self.init(observer: IssueReporting.observer, callback)
+  }
+
+  init(
+    observer: IssueReporting.Observer?,
+    _ callback: @escaping @Sendable (Result<Value?, any Error>) -> Void
+  ) {
+    box = ContinuationBox(
+      name: "LoadContinuation<\(Value.self)>", observer: observer,
+      abandoned: { .failure(ContinuationNotResumed()) }, callback: callback)
   }
 
   /// Resumes with a loaded value.
-  public func resume(returning value: Value) { callback(.success(value)) }
+  public func resume(returning value: Value) { box.resume(.success(value)) }
   /// Resumes with a failure; the holder keeps its value and sets `loadError`.
-  public func resume(throwing error: any Error) { callback(.failure(error)) }
+  public func resume(throwing error: any Error) { box.resume(.failure(error)) }
   /// Resumes saying nothing is stored; the holder uses its declared default.
-  public func resumeReturningInitialValue() { callback(.success(nil)) }
+  public func resumeReturningInitialValue() { box.resume(.success(nil)) }
   /// Resumes with a result: a value, `nil` for the initial value, or an error.
-  public func resume(with result: Result<Value?, any Error>) { callback(result) }
+  public func resume(with result: Result<Value?, any Error>) { box.resume(result) }
 }

@@ -1,16 +1,29 @@
 /// A continuation a key resumes exactly once with the outcome of a save.
+///
+/// It may be resumed synchronously inside `save(_:context:continuation:)` or later from any
+/// thread. Resuming twice, or dropping it without resuming, is reported as a programmer error
+/// (a dropped continuation counts as a failed save).
 public struct SaveContinuation: Sendable {
-  let callback: @Sendable (Result<Void, any Error>) -> Void
+  let box: ContinuationBox<Result<Void, any Error>>
 
   /// Creates a continuation that reports its result to `callback`.
   public init(_ callback: @escaping @Sendable (Result<Void, any Error>) -> Void) {
-    self.callback = callback
+    self.init(observer: IssueReporting.observer, callback)
+  }
+
+  init(
+    observer: IssueReporting.Observer?,
+    _ callback: @escaping @Sendable (Result<Void, any Error>) -> Void
+  ) {
+    box = ContinuationBox(
+      name: "SaveContinuation", observer: observer,
+      abandoned: { .failure(ContinuationNotResumed()) }, callback: callback)
   }
 
   /// Resumes saying the value was saved.
-  public func resume() { callback(.success(())) }
+  public func resume() { box.resume(.success(())) }
   /// Resumes with a failure; the holder keeps its in-memory value and sets `saveError`.
-  public func resume(throwing error: any Error) { callback(.failure(error)) }
+  public func resume(throwing error: any Error) { box.resume(.failure(error)) }
   /// Resumes with a result.
-  public func resume(with result: Result<Void, any Error>) { callback(result) }
+  public func resume(with result: Result<Void, any Error>) { box.resume(result) }
 }

@@ -6,11 +6,11 @@ import Synchronization
 /// Tether cancels it when the last holder of the key goes away. The cancel closure runs at
 /// most once.
 public final class SharedSubscription: Sendable {
-  private let onCancel: Mutex<(@Sendable () -> Void)?>
+  private let onCancel: Lock<(@Sendable () -> Void)?>
 
   /// Creates a subscription that runs `cancel` once when cancelled.
   public init(_ cancel: @escaping @Sendable () -> Void) {
-    onCancel = Mutex(cancel)
+    onCancel = Lock(cancel)
   }
 
   /// A subscription with nothing to cancel.

@@ -1,0 +1,112 @@
+/// The downstream end of an operator whose events come from more than one thread: several
+/// upstreams (`merge`, `zip`, `flatMap`…) or scheduler actions (`debounce`, `receive(on:)`…).
+///
+/// Every call into the subscriber goes through ``send(_:)``: the first caller that finds no
+/// delivery in progress becomes the deliverer and drains the queue, outside the lock, in the
+/// order events were sent; a caller that finds a delivery in progress (another thread, or the
+/// subscriber re-entering the operator) only enqueues. So calls into the subscriber are never
+/// concurrent, never made under a lock, and a re-entrant event is queued behind the one being
+/// delivered.
+///
+/// The subscription is the first event, a completion the last: after it, or after ``cancel()``,
+/// the subscriber is released and nothing more is delivered.
+final class SerializedDownstream<Downstream: Subscriber>: Sendable {
+  typealias Input = Downstream.Input
+  typealias Failure = Downstream.Failure
+
+  enum Event {
+    case subscription(any Subscription)
+    case value(Input)
+    case completion(Subscribers.Completion<Failure>)
+  }
+
+  private struct State {
+    var downstream: Downstream?
+    var queue: [Event] = []
+    var isDelivering = false
+    /// A completion was sent, or the subscriber cancelled: later events are dropped.
+    var isClosed = false
+  }
+
+  private let state: Locked<State>
+
+  init(_ downstream: Downstream) {
+    state = Locked(State(downstream: downstream))
+  }
+
+  /// Whether a completion was sent or the subscriber cancelled.
+  var isClosed: Bool { state.withLock { $0.isClosed } }
+
+  /// Delivers `event` now, or queues it behind the delivery in progress.
+  ///
+  /// - Returns: The demand that the subscriber added while this call was delivering (from
+  ///   `receive(_:)`), which the operator must account for; `.none` if another caller
+  ///   delivers the event.
+  @discardableResult
+  func send(_ event: Event) -> Subscribers.Demand {
+    enqueue(event) ? deliver() : .none
+  }
+
+  /// Queues `event` without delivering it.
+  ///
+  /// An operator calls this while holding its own lock, so that the order of events matches
+  /// the order of its decisions (this lock is only ever taken inside the operator's, never the
+  /// other way round), then calls ``deliver()`` after unlocking if this returned `true`.
+  ///
+  /// - Returns: Whether the caller has become the deliverer and must call ``deliver()``.
+  func enqueue(_ event: Event) -> Bool {
+    state.withLock { state -> Bool in
+      guard !state.isClosed else { return false }
+      if case .completion = event { state.isClosed = true }
+      state.queue.append(event)
+      guard !state.isDelivering else { return false }
+      state.isDelivering = true
+      return true
+    }
+  }
+
+  /// Drops queued events and releases the subscriber; nothing is delivered after this returns,
+  /// except a call another thread is already making.
+  func cancel() {
+    let released = state.withLock { state -> Downstream? in
+      state.isClosed = true
+      state.queue.removeAll()
+      defer { state.downstream = nil }
+      return state.downstream
+    }
+    // The subscriber may hold the last reference to objects whose deinit calls back in.
+    withExtendedLifetime(released) {}
+  }
+
+  /// Delivers queued events until the queue is empty; call only after ``enqueue(_:)`` returned
+  /// `true`, and never while holding a lock.
+  ///
+  /// - Returns: The demand the subscriber added while receiving values.
+  func deliver() -> Subscribers.Demand {
+    var added = Subscribers.Demand.none
+    while true {
+      let next = state.withLock { state -> (Downstream, Event)? in
+        guard let downstream = state.downstream, !state.queue.isEmpty else {
+          state.isDelivering = false
+          state.queue.removeAll()
+          return nil
+        }
+        let event = state.queue.removeFirst()
+        if case .completion = event {
+          state.downstream = nil
+          state.queue.removeAll()
+        }
+        return (downstream, event)
+      }
+      guard let (downstream, event) = next else { return added }
+      switch event {
+      case .subscription(let subscription):
+        downstream.receive(subscription: subscription)
+      case .value(let value):
+        added += downstream.receive(value)
+      case .completion(let completion):
+        downstream.receive(completion: completion)
+      }
+    }
+  }
+}

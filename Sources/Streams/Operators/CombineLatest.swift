@@ -1,0 +1,276 @@
+extension Publisher {
+  /// Publishes a tuple of the latest values of this publisher and `other` whenever either
+  /// produces a value, once both have produced one.
+  ///
+  /// Both upstreams are asked for unlimited values. When the subscriber has no demand, the
+  /// latest values are kept and one tuple of the newest values is delivered when it asks
+  /// again (intermediate combinations are conflated). The publisher finishes when both
+  /// upstreams have finished, or as soon as one finishes without ever producing a value; it
+  /// fails as soon as either fails, cancelling the other.
+  ///
+  /// ```swift
+  /// username.combineLatest(password).sink { user, password in validate(user, password) }
+  /// ```
+  public func combineLatest<P: Publisher>(_ other: P) -> Publishers.CombineLatest<Self, P>
+  where P.Failure == Failure {
+    Publishers.CombineLatest(self, other)
+  }
+
+  /// Publishes a tuple of the latest values of this publisher and two others whenever any of
+  /// them produces a value, once all have produced one.
+  public func combineLatest<P: Publisher, Q: Publisher>(
+    _ publisher1: P, _ publisher2: Q
+  ) -> Publishers.CombineLatest3<Self, P, Q> where P.Failure == Failure, Q.Failure == Failure {
+    Publishers.CombineLatest3(self, publisher1, publisher2)
+  }
+}
+
+extension Publisher {
+  /// Publishes `transform` applied to the latest values of this publisher and `other`
+  /// whenever either produces a value, once both have produced one.
+  ///
+  /// ```swift
+  /// width.combineLatest(height) { $0 * $1 }.sink { print("area", $0) }
+  /// ```
+  public func combineLatest<P: Publisher, T>(
+    _ other: P, _ transform: @escaping @Sendable (Output, P.Output) -> T
+  ) -> Publishers.Map<Publishers.CombineLatest<Self, P>, T> where P.Failure == Failure {
+    combineLatest(other).map { transform($0.0, $0.1) }
+  }
+
+  /// Publishes `transform` applied to the latest values of this publisher and two others
+  /// whenever any of them produces a value, once all have produced one.
+  public func combineLatest<P: Publisher, Q: Publisher, T>(
+    _ publisher1: P, _ publisher2: Q,
+    _ transform: @escaping @Sendable (Output, P.Output, Q.Output) -> T
+  ) -> Publishers.Map<Publishers.CombineLatest3<Self, P, Q>, T>
+  where P.Failure == Failure, Q.Failure == Failure {
+    combineLatest(publisher1, publisher2).map { transform($0.0, $0.1, $0.2) }
+  }
+}
+
+extension Publishers {
+  /// A publisher that publishes the latest values of two upstreams together.
+  public struct CombineLatest<A: Publisher, B: Publisher>: Publisher
+  where A.Failure == B.Failure {
+    /// The kind of values published: a tuple of the upstreams' latest values.
+    public typealias Output = (A.Output, B.Output)
+    /// The kind of errors published: the upstreams'.
+    public typealias Failure = A.Failure
+
+    /// The first upstream publisher.
+    public let a: A
+    /// The second upstream publisher.
+    public let b: B
+
+    /// Creates a publisher that combines the latest values of `a` and `b`.
+    public init(_ a: A, _ b: B) {
+      self.a = a
+      self.b = b
+    }
+
+    /// Attaches the subscriber, then subscribes to both upstreams.
+    public func receive<S: Subscriber>(subscriber: S)
+    where S.Input == Output, S.Failure == Failure {
+      let core = CombineLatestCore(subscriber, count: 2) {
+        ($0[0] as! A.Output, $0[1] as! B.Output)
+      }
+      core.start()
+      a.subscribe(CombineLatestSide<A.Output, S>(core: core, index: 0))
+      b.subscribe(CombineLatestSide<B.Output, S>(core: core, index: 1))
+    }
+  }
+
+  /// A publisher that publishes the latest values of three upstreams together.
+  public struct CombineLatest3<A: Publisher, B: Publisher, C: Publisher>: Publisher
+  where A.Failure == B.Failure, B.Failure == C.Failure {
+    /// The kind of values published: a tuple of the upstreams' latest values.
+    public typealias Output = (A.Output, B.Output, C.Output)
+    /// The kind of errors published: the upstreams'.
+    public typealias Failure = A.Failure
+
+    /// The first upstream publisher.
+    public let a: A
+    /// The second upstream publisher.
+    public let b: B
+    /// The third upstream publisher.
+    public let c: C
+
+    /// Creates a publisher that combines the latest values of `a`, `b` and `c`.
+    public init(_ a: A, _ b: B, _ c: C) {
+      self.a = a
+      self.b = b
+      self.c = c
+    }
+
+    /// Attaches the subscriber, then subscribes to the three upstreams.
+    public func receive<S: Subscriber>(subscriber: S)
+    where S.Input == Output, S.Failure == Failure {
+      let core = CombineLatestCore(subscriber, count: 3) {
+        ($0[0] as! A.Output, $0[1] as! B.Output, $0[2] as! C.Output)
+      }
+      core.start()
+      a.subscribe(CombineLatestSide<A.Output, S>(core: core, index: 0))
+      b.subscribe(CombineLatestSide<B.Output, S>(core: core, index: 1))
+      c.subscribe(CombineLatestSide<C.Output, S>(core: core, index: 2))
+    }
+  }
+}
+
+/// Keeps the latest value of each upstream and delivers their combination.
+///
+/// Values are kept as `Any` so that one core serves every arity; `combine` turns the full set
+/// back into the typed tuple, and only ever sees values of the types the sides put in.
+private final class CombineLatestCore<Downstream: Subscriber>: Subscription {
+  typealias Failure = Downstream.Failure
+
+  private struct Side {
+    var subscription: (any Subscription)?
+    var latest: Any?
+    var isFinished = false
+  }
+
+  private struct State {
+    var sides: [Side]
+    var demand = Subscribers.Demand.none
+    /// A new combination arrived while the subscriber had no demand.
+    var isOwed = false
+    var isTerminal = false
+
+    var subscriptions: [any Subscription] { sides.compactMap(\.subscription) }
+  }
+
+  private let downstream: SerializedDownstream<Downstream>
+  private let state: Locked<State>
+  private let combine: @Sendable ([Any]) -> Downstream.Input
+
+  init(
+    _ downstream: Downstream, count: Int, combine: @escaping @Sendable ([Any]) -> Downstream.Input
+  ) {
+    self.downstream = SerializedDownstream(downstream)
+    state = Locked(State(sides: Array(repeating: Side(), count: count)))
+    self.combine = combine
+  }
+
+  func start() {
+    addDemand(downstream.send(.subscription(self)))
+  }
+
+  func side(_ index: Int, received subscription: any Subscription) {
+    let kept = state.withLock { state in
+      guard !state.isTerminal, state.sides[index].subscription == nil else { return false }
+      state.sides[index].subscription = subscription
+      return true
+    }
+    if kept { subscription.request(.unlimited) } else { subscription.cancel() }
+  }
+
+  func side(_ index: Int, received value: Any) {
+    let deliver = state.withLock { state -> Bool in
+      guard !state.isTerminal else { return false }
+      state.sides[index].latest = value
+      return emitLocked(&state)
+    }
+    if deliver { addDemand(downstream.deliver()) }
+  }
+
+  func side(_ index: Int, completedWith completion: Subscribers.Completion<Failure>) {
+    let (deliver, others) = state.withLock { state -> (Bool, [any Subscription]) in
+      guard !state.isTerminal else { return (false, []) }
+      state.sides[index].subscription = nil
+      state.sides[index].isFinished = true
+      switch completion {
+      case .failure:
+        state.isTerminal = true
+        defer { state.sides = [] }
+        return (downstream.enqueue(.completion(completion)), state.subscriptions)
+      case .finished:
+        // A side that finished without a value means no combination can ever be made.
+        if state.sides[index].latest == nil {
+          state.isTerminal = true
+          defer { state.sides = [] }
+          return (downstream.enqueue(.completion(.finished)), state.subscriptions)
+        }
+        return (finishLocked(&state), [])
+      }
+    }
+    for other in others { other.cancel() }
+    if deliver { _ = downstream.deliver() }
+  }
+
+  func request(_ demand: Subscribers.Demand) {
+    guard demand > .none else { return }
+    let deliver = state.withLock { state -> Bool in
+      guard !state.isTerminal else { return false }
+      state.demand += demand
+      guard state.isOwed else { return false }
+      return emitLocked(&state)
+    }
+    if deliver { addDemand(downstream.deliver()) }
+  }
+
+  func cancel() {
+    let subscriptions = state.withLock { state -> [any Subscription] in
+      guard !state.isTerminal else { return [] }
+      state.isTerminal = true
+      defer { state.sides = [] }
+      return state.subscriptions
+    }
+    downstream.cancel()
+    for subscription in subscriptions { subscription.cancel() }
+  }
+
+  private func addDemand(_ demand: Subscribers.Demand) {
+    request(demand)
+  }
+
+  /// Queues the current combination if every side has a value and the subscriber has
+  /// demand (otherwise remembers that one is owed); then finishes if every side is done.
+  private func emitLocked(_ state: inout State) -> Bool {
+    let values = state.sides.compactMap(\.latest)
+    guard values.count == state.sides.count else { return false }
+    guard state.demand > .none else {
+      state.isOwed = true
+      return false
+    }
+    state.demand -= 1
+    state.isOwed = false
+    let deliver = downstream.enqueue(.value(combine(values)))
+    return finishLocked(&state) || deliver
+  }
+
+  private func finishLocked(_ state: inout State) -> Bool {
+    guard !state.isTerminal, !state.isOwed, state.sides.allSatisfy(\.isFinished) else {
+      return false
+    }
+    state.isTerminal = true
+    state.sides = []
+    return downstream.enqueue(.completion(.finished))
+  }
+}
+
+/// Subscribes a `CombineLatestCore` to one upstream.
+private final class CombineLatestSide<Input, Downstream: Subscriber>: Subscriber {
+  typealias Failure = Downstream.Failure
+
+  private let core: CombineLatestCore<Downstream>
+  private let index: Int
+
+  init(core: CombineLatestCore<Downstream>, index: Int) {
+    self.core = core
+    self.index = index
+  }
+
+  func receive(subscription: any Subscription) {
+    core.side(index, received: subscription)
+  }
+
+  func receive(_ input: Input) -> Subscribers.Demand {
+    core.side(index, received: input)
+    return .none
+  }
+
+  func receive(completion: Subscribers.Completion<Failure>) {
+    core.side(index, completedWith: completion)
+  }
+}

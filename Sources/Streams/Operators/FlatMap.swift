@@ -1,0 +1,107 @@
+extension Publisher {
+  /// Transforms every value into a publisher and merges the values of all those publishers
+  /// into one stream, with at most `maxPublishers` of them subscribed at a time.
+  ///
+  /// Upstream is asked for `maxPublishers` values at first and for one more each time an
+  /// inner publisher finishes. Demand from the subscriber goes to every live inner publisher;
+  /// values beyond it are buffered. The result finishes when the upstream and every inner
+  /// publisher have finished, and fails as soon as any of them fails, cancelling the rest.
+  ///
+  /// ```swift
+  /// userIDs.flatMap(maxPublishers: .max(4)) { id in loadProfile(id) }
+  /// ```
+  public func flatMap<T, P: Publisher>(
+    maxPublishers: Subscribers.Demand = .unlimited,
+    _ transform: @escaping @Sendable (Output) -> P
+  ) -> Publishers.FlatMap<P, Self> where T == P.Output, P.Failure == Failure {
+    Publishers.FlatMap(upstream: self, maxPublishers: maxPublishers, transform: transform)
+  }
+}
+
+extension Publishers {
+  /// A publisher that transforms every value of its upstream into a publisher and merges
+  /// their values.
+  public struct FlatMap<NewPublisher: Publisher, Upstream: Publisher>: Publisher
+  where NewPublisher.Failure == Upstream.Failure {
+    /// The kind of values published: the inner publishers'.
+    public typealias Output = NewPublisher.Output
+    /// The kind of errors published: the upstream's and inner publishers'.
+    public typealias Failure = Upstream.Failure
+
+    /// The publisher from which this publisher receives elements.
+    public let upstream: Upstream
+    /// The maximum number of concurrent publisher subscriptions.
+    public let maxPublishers: Subscribers.Demand
+    /// A closure that takes an element as a parameter and returns a publisher that produces
+    /// elements of that type.
+    public let transform: @Sendable (Upstream.Output) -> NewPublisher
+
+    /// Creates a publisher that flat-maps `upstream` through `transform`.
+    public init(
+      upstream: Upstream, maxPublishers: Subscribers.Demand,
+      transform: @escaping @Sendable (Upstream.Output) -> NewPublisher
+    ) {
+      self.upstream = upstream
+      self.maxPublishers = maxPublishers
+      self.transform = transform
+    }
+
+    /// Attaches the subscriber through a subscription that merges the inner publishers.
+    public func receive<S: Subscriber>(subscriber: S)
+    where S.Input == Output, S.Failure == Failure {
+      upstream.subscribe(
+        FlatMapOuter<Upstream, NewPublisher, S>(
+          core: MergeCore(subscriber, isOpen: true), maxPublishers: maxPublishers,
+          transform: transform))
+    }
+  }
+}
+
+/// Receives the upstream's values, turns each into an inner publisher and adds it to the
+/// merge.
+///
+/// `transform` runs only inside `receive(_:)`, which the upstream never calls concurrently.
+private final class FlatMapOuter<Upstream: Publisher, NewPublisher: Publisher, Downstream>:
+  Subscriber
+where
+  Downstream: Subscriber, Downstream.Input == NewPublisher.Output,
+  Downstream.Failure == NewPublisher.Failure, Upstream.Failure == NewPublisher.Failure
+{
+  typealias Input = Upstream.Output
+  typealias Failure = Upstream.Failure
+
+  private let core: MergeCore<Downstream>
+  private let maxPublishers: Subscribers.Demand
+  private let transform: @Sendable (Input) -> NewPublisher
+
+  init(
+    core: MergeCore<Downstream>, maxPublishers: Subscribers.Demand,
+    transform: @escaping @Sendable (Input) -> NewPublisher
+  ) {
+    self.core = core
+    self.maxPublishers = maxPublishers
+    self.transform = transform
+  }
+
+  func receive(subscription: any Subscription) {
+    guard core.attachOuter(subscription, replenish: maxPublishers != .unlimited) else {
+      subscription.cancel()
+      return
+    }
+    core.start(subscription: core)
+    if maxPublishers > .none { subscription.request(maxPublishers) }
+  }
+
+  func receive(_ input: Input) -> Subscribers.Demand {
+    guard !core.isTerminal else { return .none }
+    core.subscribeChild(transform(input))?()
+    return .none
+  }
+
+  func receive(completion: Subscribers.Completion<Failure>) {
+    switch completion {
+    case .finished: core.close()
+    case .failure(let error): core.fail(error)
+    }
+  }
+}

@@ -1,0 +1,358 @@
+extension Publisher {
+  /// Combines the values of this publisher and `other` into one stream, in the order they
+  /// arrive.
+  ///
+  /// The merged publisher finishes when both upstreams have finished, and fails as soon as
+  /// either fails (cancelling the other). Demand from the subscriber is passed to both
+  /// upstreams; values that arrive beyond the subscriber's demand are buffered until it asks
+  /// for more.
+  ///
+  /// ```swift
+  /// taps.merge(with: keys).sink { handle($0) }
+  /// ```
+  public func merge<P: Publisher>(with other: P) -> Publishers.Merge<Self, P>
+  where P.Output == Output, P.Failure == Failure {
+    Publishers.Merge(self, other)
+  }
+
+  /// Combines the values of this publisher and several others of the same type into one
+  /// stream, in the order they arrive.
+  ///
+  /// Finishes when every upstream has finished, fails as soon as one fails.
+  public func merge(
+    with second: Self, _ third: Self, _ others: Self...
+  )
+    -> Publishers.MergeMany<
+      Self
+    >
+  {
+    Publishers.MergeMany([self, second, third] + others)
+  }
+}
+
+extension Publishers {
+  /// A publisher created by applying the merge function to two upstream publishers.
+  public struct Merge<A: Publisher, B: Publisher>: Publisher
+  where A.Output == B.Output, A.Failure == B.Failure {
+    /// The kind of values published: the upstreams'.
+    public typealias Output = A.Output
+    /// The kind of errors published: the upstreams'.
+    public typealias Failure = A.Failure
+
+    /// A publisher to merge.
+    public let a: A
+    /// A second publisher to merge.
+    public let b: B
+
+    /// Creates a publisher that merges the values of `a` and `b`.
+    public init(_ a: A, _ b: B) {
+      self.a = a
+      self.b = b
+    }
+
+    /// Attaches the subscriber, then subscribes to both upstreams.
+    public func receive<S: Subscriber>(subscriber: S)
+    where S.Input == Output, S.Failure == Failure {
+      let core = MergeCore(subscriber, isOpen: false)
+      let subscriptions = [core.subscribeChild(a), core.subscribeChild(b)]
+      core.start(subscription: core)
+      for subscribe in subscriptions { subscribe?() }
+    }
+
+    /// Returns a publisher that also merges `other`.
+    public func merge<P: Publisher>(with other: P) -> Publishers.Merge<Self, P>
+    where P.Output == Output, P.Failure == Failure {
+      Publishers.Merge(self, other)
+    }
+  }
+
+  /// A publisher that merges the values of any number of upstream publishers of one type.
+  public struct MergeMany<Upstream: Publisher>: Publisher {
+    /// The kind of values published: the upstreams'.
+    public typealias Output = Upstream.Output
+    /// The kind of errors published: the upstreams'.
+    public typealias Failure = Upstream.Failure
+
+    /// The publishers that this publisher merges.
+    public let publishers: [Upstream]
+
+    /// Creates a publisher that merges the given publishers.
+    public init(_ upstream: Upstream...) {
+      publishers = upstream
+    }
+
+    /// Creates a publisher that merges a sequence of publishers.
+    public init<S: Swift.Sequence>(_ upstream: S) where S.Element == Upstream {
+      publishers = Array(upstream)
+    }
+
+    /// Attaches the subscriber, then subscribes to every upstream in order. With no
+    /// upstreams it finishes at once.
+    public func receive<S: Subscriber>(subscriber: S)
+    where S.Input == Output, S.Failure == Failure {
+      let core = MergeCore(subscriber, isOpen: true)
+      let subscriptions = publishers.map { core.subscribeChild($0) }
+      core.close()
+      core.start(subscription: core)
+      for subscribe in subscriptions { subscribe?() }
+    }
+
+    /// Returns a publisher that also merges `other`.
+    public func merge(with other: Upstream) -> Publishers.MergeMany<Upstream> {
+      Publishers.MergeMany(publishers + [other])
+    }
+  }
+}
+
+/// The shared machinery of `merge` and `flatMap`: a set of child subscriptions whose values
+/// reach one subscriber, in arrival order, within its demand.
+///
+/// Children are added with ``subscribeChild(_:)``; while the core is open (``close()`` not
+/// called yet) more may come. Demand from the subscriber goes to every live child; values
+/// beyond the subscriber's demand wait in a buffer. The subscriber gets `.finished` once the
+/// core is closed, every child has finished and the buffer is empty, and the first failure at
+/// once, with every other child cancelled.
+final class MergeCore<Downstream: Subscriber>: Subscription {
+  typealias Input = Downstream.Input
+  typealias Failure = Downstream.Failure
+
+  private enum Child {
+    case awaiting
+    case live(any Subscription)
+  }
+
+  private struct State {
+    var children: [Int: Child] = [:]
+    var nextChild = 0
+    var isOpen: Bool
+    /// The subscriber has been sent its subscription; nothing may reach it before that.
+    var isStarted = false
+    var demand = Subscribers.Demand.none
+    var buffer: [Input] = []
+    var isTerminal = false
+    /// flatMap's upstream of publishers: cancelled with the children, and asked for one more
+    /// publisher each time a child finishes when `replenishesOuter`.
+    var outer: (any Subscription)?
+    var replenishesOuter = false
+
+    /// The live children, oldest first, so demand reaches them in a predictable order.
+    var liveChildren: [any Subscription] {
+      children.sorted { $0.key < $1.key }.compactMap { _, child in
+        if case .live(let subscription) = child { return subscription }
+        return nil
+      }
+    }
+  }
+
+  private let downstream: SerializedDownstream<Downstream>
+  private let state: Locked<State>
+
+  init(_ downstream: Downstream, isOpen: Bool) {
+    self.downstream = SerializedDownstream(downstream)
+    state = Locked(State(isOpen: isOpen))
+  }
+
+  /// Sends the subscriber its subscription; call after reserving the first children (so an
+  /// empty, closed core does not finish early) and before subscribing to them.
+  func start(subscription: any Subscription) {
+    let deliver = state.withLock { state in
+      state.isStarted = true
+      return downstream.enqueue(.subscription(subscription))
+    }
+    if deliver { addDemand(downstream.deliver()) }
+    finishIfDone { _ in }
+  }
+
+  /// Keeps flatMap's upstream subscription, to cancel it with the children and, if
+  /// `replenish`, to ask it for one more publisher whenever a child finishes.
+  ///
+  /// - Returns: `false` (and keeps nothing) if the core already ended.
+  func attachOuter(_ subscription: any Subscription, replenish: Bool) -> Bool {
+    state.withLock { state in
+      guard !state.isTerminal else { return false }
+      state.outer = subscription
+      state.replenishesOuter = replenish
+      return true
+    }
+  }
+
+  /// Reserves a child slot for `publisher` and returns the closure that subscribes to it, or
+  /// `nil` if the core already ended. Call the closure without holding a lock.
+  func subscribeChild<P: Publisher>(_ publisher: P) -> (() -> Void)?
+  where P.Output == Input, P.Failure == Failure {
+    let id = state.withLock { state -> Int? in
+      guard !state.isTerminal else { return nil }
+      defer { state.nextChild += 1 }
+      state.children[state.nextChild] = .awaiting
+      return state.nextChild
+    }
+    guard let id else { return nil }
+    return { publisher.subscribe(MergeChild(core: self, id: id)) }
+  }
+
+  /// No more children will be added; the core finishes when the last one does.
+  func close() {
+    finishIfDone { $0.isOpen = false }
+  }
+
+  /// Fails the subscriber at once (flatMap's outer upstream failed).
+  func fail(_ error: Failure) {
+    terminate(with: .failure(error))
+  }
+
+  /// Whether the subscriber cancelled or the core completed.
+  var isTerminal: Bool { state.withLock { $0.isTerminal } }
+
+  func request(_ demand: Subscribers.Demand) {
+    guard demand > .none else { return }
+    let children = state.withLock { state -> [any Subscription] in
+      state.demand += demand
+      return state.liveChildren
+    }
+    for child in children { child.request(demand) }
+    pump()
+  }
+
+  func cancel() {
+    let (children, outer) = state.withLock { state -> ([any Subscription], (any Subscription)?) in
+      guard !state.isTerminal else { return ([], nil) }
+      state.isTerminal = true
+      defer {
+        state.children = [:]
+        state.buffer = []
+        state.outer = nil
+      }
+      return (state.liveChildren, state.outer)
+    }
+    downstream.cancel()
+    outer?.cancel()
+    for child in children { child.cancel() }
+  }
+
+  // MARK: Child events
+
+  fileprivate func child(_ id: Int, received subscription: any Subscription) {
+    let demand = state.withLock { state -> Subscribers.Demand? in
+      guard !state.isTerminal, case .awaiting? = state.children[id] else { return nil }
+      state.children[id] = .live(subscription)
+      return state.demand
+    }
+    guard let demand else {
+      subscription.cancel()
+      return
+    }
+    if demand > .none { subscription.request(demand) }
+  }
+
+  fileprivate func child(_ id: Int, received input: Input) {
+    let deliver = state.withLock { state -> Bool in
+      guard !state.isTerminal, state.children[id] != nil else { return false }
+      guard state.demand > .none, state.buffer.isEmpty else {
+        state.buffer.append(input)
+        return false
+      }
+      state.demand -= 1
+      return downstream.enqueue(.value(input))
+    }
+    if deliver { addDemand(downstream.deliver()) }
+  }
+
+  fileprivate func child(_ id: Int, completedWith completion: Subscribers.Completion<Failure>) {
+    switch completion {
+    case .finished:
+      var outer: (any Subscription)?
+      finishIfDone { state in
+        guard state.children.removeValue(forKey: id) != nil else { return }
+        if state.replenishesOuter { outer = state.outer }
+      }
+      outer?.request(.max(1))
+    case .failure:
+      let known = state.withLock { $0.children[id] != nil }
+      if known { terminate(with: completion) }
+    }
+  }
+
+  // MARK: Delivery
+
+  /// Adds demand the subscriber returned from `receive(_:)`, passing it to every live child.
+  private func addDemand(_ demand: Subscribers.Demand) {
+    if demand > .none { request(demand) }
+  }
+
+  /// Moves buffered values to the subscriber while it has demand, then finishes if done.
+  private func pump() {
+    let deliver = state.withLock { state -> Bool in
+      var deliver = false
+      while !state.isTerminal, state.demand > .none, !state.buffer.isEmpty {
+        state.demand -= 1
+        deliver = downstream.enqueue(.value(state.buffer.removeFirst())) || deliver
+      }
+      return finishLocked(&state) || deliver
+    }
+    if deliver { addDemand(downstream.deliver()) }
+  }
+
+  private func finishIfDone(_ change: (inout State) -> Void) {
+    let deliver = state.withLock { state -> Bool in
+      guard !state.isTerminal else { return false }
+      change(&state)
+      return finishLocked(&state)
+    }
+    if deliver { addDemand(downstream.deliver()) }
+  }
+
+  /// Queues `.finished` if the core is closed, childless and drained; returns whether the
+  /// caller must deliver.
+  private func finishLocked(_ state: inout State) -> Bool {
+    guard !state.isTerminal, state.isStarted, !state.isOpen, state.children.isEmpty,
+      state.buffer.isEmpty
+    else { return false }
+    state.isTerminal = true
+    state.outer = nil
+    return downstream.enqueue(.completion(.finished))
+  }
+
+  private func terminate(with completion: Subscribers.Completion<Failure>) {
+    let (deliver, children, outer) = state.withLock {
+      state -> (Bool, [any Subscription], (any Subscription)?) in
+      guard !state.isTerminal else { return (false, [], nil) }
+      state.isTerminal = true
+      defer {
+        state.children = [:]
+        state.buffer = []
+        state.outer = nil
+      }
+      return (downstream.enqueue(.completion(completion)), state.liveChildren, state.outer)
+    }
+    outer?.cancel()
+    for child in children { child.cancel() }
+    if deliver { _ = downstream.deliver() }
+  }
+}
+
+/// Subscribes a `MergeCore` to one of its children and forwards that child's events.
+private final class MergeChild<Downstream: Subscriber>: Subscriber {
+  typealias Input = Downstream.Input
+  typealias Failure = Downstream.Failure
+
+  private let core: MergeCore<Downstream>
+  private let id: Int
+
+  init(core: MergeCore<Downstream>, id: Int) {
+    self.core = core
+    self.id = id
+  }
+
+  func receive(subscription: any Subscription) {
+    core.child(id, received: subscription)
+  }
+
+  func receive(_ input: Input) -> Subscribers.Demand {
+    core.child(id, received: input)
+    return .none
+  }
+
+  func receive(completion: Subscribers.Completion<Failure>) {
+    core.child(id, completedWith: completion)
+  }
+}

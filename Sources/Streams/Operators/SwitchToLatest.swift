@@ -1,0 +1,215 @@
+extension Publisher where Output: Publisher, Output.Failure == Failure {
+  /// Republishes the values of the most recent publisher this publisher produced, cancelling
+  /// the previous one.
+  ///
+  /// Upstream (the publisher of publishers) is asked for unlimited values. Each new inner
+  /// publisher replaces the current one, which is cancelled at once, and inherits the
+  /// subscriber's outstanding demand. The result finishes when the upstream and the current
+  /// inner publisher have finished, and fails when either fails.
+  ///
+  /// ```swift
+  /// queries.map { search($0) }.switchToLatest().sink { show($0) }
+  /// ```
+  public func switchToLatest() -> Publishers.SwitchToLatest<Output, Self> {
+    Publishers.SwitchToLatest(upstream: self)
+  }
+}
+
+extension Publishers {
+  /// A publisher that flattens nested publishers, republishing only the latest one's values.
+  public struct SwitchToLatest<P: Publisher, Upstream: Publisher>: Publisher
+  where Upstream.Output == P, P.Failure == Upstream.Failure {
+    /// The kind of values published: the inner publishers'.
+    public typealias Output = P.Output
+    /// The kind of errors published: the upstream's and inner publishers'.
+    public typealias Failure = P.Failure
+
+    /// The publisher from which this publisher receives elements.
+    public let upstream: Upstream
+
+    /// Creates a publisher that republishes the latest inner publisher of `upstream`.
+    public init(upstream: Upstream) {
+      self.upstream = upstream
+    }
+
+    /// Attaches the subscriber through a subscription that follows the latest inner
+    /// publisher.
+    public func receive<S: Subscriber>(subscriber: S)
+    where S.Input == Output, S.Failure == Failure {
+      upstream.subscribe(SwitchToLatestInner<P, S>(subscriber))
+    }
+  }
+}
+
+private final class SwitchToLatestInner<Inner: Publisher, Downstream: Subscriber>: Subscriber,
+  Subscription
+where Downstream.Input == Inner.Output, Downstream.Failure == Inner.Failure {
+  typealias Input = Inner
+  typealias Failure = Inner.Failure
+
+  private struct State {
+    var outer: (any Subscription)?
+    var isOuterFinished = false
+    /// The id of the latest inner publisher, and its subscription once it arrived.
+    var currentID = 0
+    var hasCurrent = false
+    var current: (any Subscription)?
+    var demand = Subscribers.Demand.none
+    var isTerminal = false
+  }
+
+  private let downstream: SerializedDownstream<Downstream>
+  private let state = Locked(State())
+
+  init(_ downstream: Downstream) {
+    self.downstream = SerializedDownstream(downstream)
+  }
+
+  func receive(subscription: any Subscription) {
+    let kept = state.withLock { state in
+      guard !state.isTerminal, state.outer == nil else { return false }
+      state.outer = subscription
+      return true
+    }
+    guard kept else {
+      subscription.cancel()
+      return
+    }
+    addDemand(downstream.send(.subscription(self)))
+    subscription.request(.unlimited)
+  }
+
+  func receive(_ input: Inner) -> Subscribers.Demand {
+    let switched = state.withLock { state -> (id: Int, previous: (any Subscription)?)? in
+      guard !state.isTerminal else { return nil }
+      state.currentID += 1
+      state.hasCurrent = true
+      defer { state.current = nil }
+      return (state.currentID, state.current)
+    }
+    guard let switched else { return .none }
+    switched.previous?.cancel()
+    input.subscribe(SwitchToLatestChild(parent: self, id: switched.id))
+    return .none
+  }
+
+  func receive(completion: Subscribers.Completion<Failure>) {
+    let (deliver, current) = state.withLock { state -> (Bool, (any Subscription)?) in
+      guard !state.isTerminal else { return (false, nil) }
+      state.outer = nil
+      state.isOuterFinished = true
+      if case .failure = completion {
+        state.isTerminal = true
+        defer { state.current = nil }
+        return (downstream.enqueue(.completion(completion)), state.current)
+      }
+      return (finishLocked(&state), nil)
+    }
+    current?.cancel()
+    if deliver { _ = downstream.deliver() }
+  }
+
+  func request(_ demand: Subscribers.Demand) {
+    guard demand > .none else { return }
+    let current = state.withLock { state -> (any Subscription)? in
+      guard !state.isTerminal else { return nil }
+      state.demand += demand
+      return state.current
+    }
+    current?.request(demand)
+  }
+
+  func cancel() {
+    let (outer, current) = state.withLock {
+      state -> ((any Subscription)?, (any Subscription)?) in
+      guard !state.isTerminal else { return (nil, nil) }
+      state.isTerminal = true
+      defer {
+        state.outer = nil
+        state.current = nil
+      }
+      return (state.outer, state.current)
+    }
+    downstream.cancel()
+    outer?.cancel()
+    current?.cancel()
+  }
+
+  // MARK: Inner publisher events
+
+  fileprivate func child(_ id: Int, received subscription: any Subscription) {
+    let demand = state.withLock { state -> Subscribers.Demand? in
+      guard !state.isTerminal, state.currentID == id, state.current == nil else { return nil }
+      state.current = subscription
+      return state.demand
+    }
+    guard let demand else {
+      subscription.cancel()
+      return
+    }
+    if demand > .none { subscription.request(demand) }
+  }
+
+  fileprivate func child(_ id: Int, received input: Downstream.Input) {
+    let deliver = state.withLock { state -> Bool in
+      guard !state.isTerminal, state.currentID == id, state.demand > .none else { return false }
+      state.demand -= 1
+      return downstream.enqueue(.value(input))
+    }
+    if deliver { addDemand(downstream.deliver()) }
+  }
+
+  fileprivate func child(_ id: Int, completedWith completion: Subscribers.Completion<Failure>) {
+    let (deliver, outer) = state.withLock { state -> (Bool, (any Subscription)?) in
+      guard !state.isTerminal, state.currentID == id else { return (false, nil) }
+      state.current = nil
+      state.hasCurrent = false
+      if case .failure = completion {
+        state.isTerminal = true
+        defer { state.outer = nil }
+        return (downstream.enqueue(.completion(completion)), state.outer)
+      }
+      return (finishLocked(&state), nil)
+    }
+    outer?.cancel()
+    if deliver { _ = downstream.deliver() }
+  }
+
+  private func addDemand(_ demand: Subscribers.Demand) {
+    request(demand)
+  }
+
+  private func finishLocked(_ state: inout State) -> Bool {
+    guard state.isOuterFinished, !state.hasCurrent else { return false }
+    state.isTerminal = true
+    return downstream.enqueue(.completion(.finished))
+  }
+}
+
+/// Subscribes a `SwitchToLatestInner` to one inner publisher.
+private final class SwitchToLatestChild<Inner: Publisher, Downstream: Subscriber>: Subscriber
+where Downstream.Input == Inner.Output, Downstream.Failure == Inner.Failure {
+  typealias Input = Inner.Output
+  typealias Failure = Inner.Failure
+
+  private let parent: SwitchToLatestInner<Inner, Downstream>
+  private let id: Int
+
+  init(parent: SwitchToLatestInner<Inner, Downstream>, id: Int) {
+    self.parent = parent
+    self.id = id
+  }
+
+  func receive(subscription: any Subscription) {
+    parent.child(id, received: subscription)
+  }
+
+  func receive(_ input: Input) -> Subscribers.Demand {
+    parent.child(id, received: input)
+    return .none
+  }
+
+  func receive(completion: Subscribers.Completion<Failure>) {
+    parent.child(id, completedWith: completion)
+  }
+}

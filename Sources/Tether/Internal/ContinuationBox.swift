@@ -1,0 +1,51 @@
+import Synchronization
+
+/// The once-only heart of `LoadContinuation` and `SaveContinuation`.
+///
+/// Resuming twice is reported and ignored. A box destroyed without being resumed reports
+/// the leak and resumes with `ContinuationNotResumed`, so whoever waits is not stuck forever.
+final class ContinuationBox<Outcome: Sendable>: Sendable {
+  private let callback: Lock<(@Sendable (Outcome) -> Void)?>
+  private let name: String
+  private let observer: IssueReporting.Observer?
+  private let abandoned: @Sendable () -> Outcome
+
+  init(
+    name: String, observer: IssueReporting.Observer?,
+    abandoned: @escaping @Sendable () -> Outcome,
+    callback: @escaping @Sendable (Outcome) -> Void
+  ) {
+    self.callback = Lock(callback)
+    self.name = name
+    self.observer = observer
+    self.abandoned = abandoned
+  }
+
+  func resume(_ outcome: Outcome) {
+    guard let callback = take() else {
+      reportIssue(
+        "\(name) was resumed more than once; the extra result is ignored.",
+        observer: observer)
+      return
+    }
+    callback(outcome)
+  }
+
+  private func take() -> (@Sendable (Outcome) -> Void)? {
+    callback.withLock { callback in
+      defer { callback = nil }
+      return callback
+    }
+  }
+
+  deinit {
+    guard let callback = take() else { return }
+    reportIssue("\(name) was never resumed; treating it as a failure.", observer: observer)
+    callback(abandoned())
+  }
+}
+
+/// The error a load or save reports when its key dropped the continuation without resuming it.
+struct ContinuationNotResumed: Error, CustomStringConvertible {
+  var description: String { "The key never resumed its continuation." }
+}

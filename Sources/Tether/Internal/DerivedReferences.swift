@@ -1,0 +1,124 @@
+import Synchronization
+
+/// A member of a parent's value, read and written through the parent's lock and storage.
+///
+/// `$settings.theme` is one of these: `withLock` locks the root reference, mutates the
+/// member in place, and the root notifies and saves the whole value.
+final class KeyPathReference<Parent: Sendable, Value: Sendable>: MutableReference {
+  private let parent: any ReaderReference<Parent>
+  private let mutableParent: (any MutableReference<Parent>)?
+  private let path: SendableKeyPath<Parent, Value>
+  private var keyPath: KeyPath<Parent, Value> { path.keyPath }
+
+  init(readOnly parent: any ReaderReference<Parent>, keyPath: KeyPath<Parent, Value>) {
+    self.parent = parent
+    self.mutableParent = nil
+    self.path = SendableKeyPath(keyPath: keyPath)
+  }
+
+  init(_ parent: any MutableReference<Parent>, keyPath: WritableKeyPath<Parent, Value>) {
+    self.parent = parent
+    self.mutableParent = parent
+    self.path = SendableKeyPath(keyPath: keyPath)
+  }
+
+  var root: AnyObject { parent.root }
+  var value: Value { parent.value[keyPath: keyPath] }
+  var isLoading: Bool { parent.isLoading }
+  var loadError: (any Error)? { parent.loadError }
+  var saveError: (any Error)? { mutableParent?.saveError }
+
+  func load() async throws { try await parent.load() }
+  func save() async throws { try await mutableParent?.save() }
+
+  func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
+    guard let mutableParent, let writable = keyPath as? WritableKeyPath<Parent, Value> else {
+      preconditionFailure("a read-only member cannot be mutated")  // unreachable: no API
+    }
+    return try mutableParent.withLock { (parentValue: inout Parent) throws(E) -> R in
+      try body(&parentValue[keyPath: writable])
+    }
+  }
+
+  func addListener(_ receive: @escaping @Sendable (Value) -> Void) -> ListenerToken {
+    let path = path
+    guard let isEqual = runtimeEquality(Value.self) else {
+      return parent.addListener { receive($0[keyPath: path.keyPath]) }
+    }
+    // The parent changed, but maybe not this member: skip what would be a repeat.
+    let last = Lock<Value?>(nil)
+    return parent.addListener { parentValue in
+      let member = parentValue[keyPath: path.keyPath]
+      let repeated = last.withLock { last -> Bool in
+        defer { last = member }
+        return last.map { isEqual.isEqual($0, member) } ?? false
+      }
+      if !repeated { receive(member) }
+    }
+  }
+}
+
+/// The non-`nil` view of an optional shared value, from `Shared(_: Shared<Value?>)`.
+///
+/// While the parent is non-`nil` it reads and writes through it. If the parent becomes `nil`,
+/// reads return the last non-`nil` value and writes change only that copy.
+final class UnwrappedReference<Value: Sendable>: MutableReference {
+  private let parent: any ReaderReference<Value?>
+  private let mutableParent: (any MutableReference<Value?>)?
+  private let lastValue: Lock<Value>
+
+  init(readOnly parent: any ReaderReference<Value?>, initial: Value) {
+    self.parent = parent
+    self.mutableParent = nil
+    self.lastValue = Lock(initial)
+  }
+
+  init(_ parent: any MutableReference<Value?>, initial: Value) {
+    self.parent = parent
+    self.mutableParent = parent
+    self.lastValue = Lock(initial)
+  }
+
+  var root: AnyObject { parent.root }
+
+  var value: Value {
+    if let value = parent.value {
+      lastValue.withLock { $0 = value }
+      return value
+    }
+    return lastValue.withLock { $0 }
+  }
+
+  var isLoading: Bool { parent.isLoading }
+  var loadError: (any Error)? { parent.loadError }
+  var saveError: (any Error)? { mutableParent?.saveError }
+
+  func load() async throws { try await parent.load() }
+  func save() async throws { try await mutableParent?.save() }
+
+  func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
+    guard let mutableParent else { preconditionFailure("a read-only value cannot be mutated") }
+    let fallback = lastValue.withLock { $0 }
+    var updated: Value?
+    let result = try mutableParent.withLock { (optional: inout Value?) throws(E) -> R in
+      guard var wrapped = optional else {
+        var copy = fallback
+        defer { updated = copy }
+        return try body(&copy)
+      }
+      defer {
+        optional = wrapped
+        updated = wrapped
+      }
+      return try body(&wrapped)
+    }
+    if let updated { lastValue.withLock { $0 = updated } }
+    return result
+  }
+
+  func addListener(_ receive: @escaping @Sendable (Value) -> Void) -> ListenerToken {
+    parent.addListener { optional in
+      if let value = optional { receive(value) }
+    }
+  }
+}

@@ -1,0 +1,62 @@
+/// `==` for a value type that is `Equatable` only at run time.
+@usableFromInline
+protocol RuntimeEquality<Value>: Sendable {
+  associatedtype Value
+  func isEqual(_ lhs: Value, _ rhs: Value) -> Bool
+}
+
+/// Returns `==` for `Value` if it is `Equatable` at run time, `nil` otherwise.
+///
+/// Looked up once per reference; the comparison itself does no dynamic cast.
+func runtimeEquality<Value>(_: Value.Type) -> (any RuntimeEquality<Value>)? {
+  guard let equatable = Value.self as? any Equatable.Type else { return nil }
+  return equality(opening: equatable, as: Value.self)
+}
+
+private func equality<E: Equatable, Value>(
+  opening _: E.Type, as _: Value.Type
+)
+  -> any RuntimeEquality<Value>
+{
+  OpenedEquality<E, Value>()
+}
+
+private struct OpenedEquality<E: Equatable, Value>: RuntimeEquality {
+  func isEqual(_ lhs: Value, _ rhs: Value) -> Bool {
+    // `E` and `Value` are the same type at run time, so reinterpreting is exact.
+    unsafeBitCast(lhs, to: E.self) == unsafeBitCast(rhs, to: E.self)
+  }
+}
+
+/// A key path that can cross threads. Key paths are immutable, and the ones Tether stores
+/// (formed by `@dynamicMemberLookup` or literals) capture no state.
+struct SendableKeyPath<Root, Value>: @unchecked Sendable {
+  let keyPath: KeyPath<Root, Value>
+}
+
+/// Whether two values have the same bytes. For plain-data types after specialization this is
+/// a few word compares.
+@inlinable
+func bitwiseEqual<Value>(_ lhs: Value, _ rhs: Value) -> Bool {
+  var lhs = lhs
+  var rhs = rhs
+  return withUnsafeBytes(of: &lhs) { left in
+    withUnsafeBytes(of: &rhs) { right in
+      var offset = 0
+      let size = left.count
+      while offset + 8 <= size {
+        if left.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+          != right.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+        {
+          return false
+        }
+        offset += 8
+      }
+      while offset < size {
+        if left[offset] != right[offset] { return false }
+        offset += 1
+      }
+      return true
+    }
+  }
+}

@@ -1,0 +1,162 @@
+import Foundation
+
+/// What identifies one version of a file on disk without reading it: a rename or an in-place
+/// write changes at least one of these.
+struct FileStat: Equatable, Sendable {
+  var device: UInt64
+  var inode: UInt64
+  var size: Int64
+  var modifiedSeconds: Int64
+  var modifiedNanoseconds: Int64
+  var mode: UInt32
+
+  init(_ raw: stat) {
+    device = UInt64(raw.st_dev)
+    inode = UInt64(raw.st_ino)
+    size = Int64(raw.st_size)
+    mode = UInt32(raw.st_mode)
+    #if canImport(Darwin)
+    modifiedSeconds = Int64(raw.st_mtimespec.tv_sec)
+    modifiedNanoseconds = Int64(raw.st_mtimespec.tv_nsec)
+    #else
+    modifiedSeconds = Int64(raw.st_mtim.tv_sec)
+    modifiedNanoseconds = Int64(raw.st_mtim.tv_nsec)
+    #endif
+  }
+}
+
+/// A cheap stand-in for a file's bytes, to tell whether contents really changed.
+struct Fingerprint: Equatable, Sendable {
+  let count: Int
+  let hash: Int
+
+  init(_ data: Data) {
+    var hasher = Hasher()
+    data.withUnsafeBytes { hasher.combine(bytes: $0) }
+    count = data.count
+    hash = hasher.finalize()
+  }
+}
+
+/// The POSIX file operations the file strategy needs, with `errno` kept for typed errors.
+enum FileSystem {
+  /// The file's identity, or `nil` if nothing (or not a regular file) is there.
+  static func stat(_ path: String) -> FileStat? {
+    var raw = Foundation.stat()
+    guard fstatat(AT_FDCWD, path, &raw, 0) == 0 else { return nil }
+    return FileStat(raw)
+  }
+
+  /// Reads the whole file: its bytes and identity, or `nil` if it does not exist.
+  static func read(_ path: String) throws(FileSystemError) -> (Data, FileStat)? {
+    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+    guard descriptor >= 0 else {
+      if errno == ENOENT || errno == ENOTDIR { return nil }
+      throw FileSystemError(errno)
+    }
+    defer { close(descriptor) }
+    var raw = Foundation.stat()
+    guard fstat(descriptor, &raw) == 0 else { throw FileSystemError(errno) }
+    var data = Data(count: max(0, Int(raw.st_size)))
+    var filled = 0
+    while true {
+      if filled == data.count { data.count += max(4096, data.count / 2) }
+      let count = data.withUnsafeMutableBytes { buffer in
+        Foundation.read(descriptor, buffer.baseAddress! + filled, buffer.count - filled)
+      }
+      if count < 0 {
+        if errno == EINTR { continue }
+        throw FileSystemError(errno)
+      }
+      if count == 0 { break }
+      filled += count
+    }
+    data.count = filled
+    return (data, FileStat(raw))
+  }
+
+  /// Replaces the file with `data` atomically: writes a temporary file in the same directory,
+  /// flushes it, then renames it over the file. Creates missing directories.
+  ///
+  /// - Returns: The identity of the new file.
+  static func writeAtomically(_ data: Data, to path: String) throws(FileSystemError) -> FileStat {
+    let url = URL(fileURLWithPath: path)
+    let directory = url.deletingLastPathComponent().path
+    try createDirectories(directory)
+    var template = Array("\(directory)/.\(url.lastPathComponent).tether-XXXXXX".utf8CString)
+    let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+    guard descriptor >= 0 else { throw FileSystemError(errno) }
+    let temporary = String(
+      decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    var succeeded = false
+    defer {
+      if !succeeded { unlink(temporary) }
+    }
+    // Keep the permissions of the file being replaced; new files get rw-r--r--.
+    let mode = stat(path).map { mode_t($0.mode & 0o7777) } ?? 0o644
+    fchmod(descriptor, mode)
+    let written = data.withUnsafeBytes { buffer -> Int32 in
+      var offset = 0
+      while offset < buffer.count {
+        let count = write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+        if count < 0 {
+          if errno == EINTR { continue }
+          return errno
+        }
+        offset += count
+      }
+      return 0
+    }
+    if written != 0 {
+      close(descriptor)
+      throw FileSystemError(written)
+    }
+    if fsync(descriptor) != 0 {
+      let code = errno
+      close(descriptor)
+      throw FileSystemError(code)
+    }
+    close(descriptor)
+    guard rename(temporary, path) == 0 else { throw FileSystemError(errno) }
+    succeeded = true
+    guard let identity = stat(path) else { throw FileSystemError(errno) }
+    return identity
+  }
+
+  /// Moves the file aside as `NAME.corrupt-TIMESTAMP`, but only if it is still the version
+  /// `expected` describes (another process may have replaced it meanwhile).
+  ///
+  /// - Returns: Where the bytes went, or `nil` if the file changed or could not be moved.
+  static func moveAside(_ path: String, expected: FileStat) -> URL? {
+    guard stat(path) == expected else { return nil }
+    let formatter = ISO8601DateFormatter()
+    formatter.formatOptions = [.withYear, .withMonth, .withDay, .withTime, .withTimeZone]
+    let stamp = formatter.string(from: Date())
+    var destination = "\(path).corrupt-\(stamp)"
+    var attempt = 1
+    while stat(destination) != nil {
+      attempt += 1
+      destination = "\(path).corrupt-\(stamp)-\(attempt)"
+    }
+    guard rename(path, destination) == 0 else { return nil }
+    return URL(fileURLWithPath: destination)
+  }
+
+  /// `mkdir -p`.
+  static func createDirectories(_ path: String) throws(FileSystemError) {
+    var isDirectory = Foundation.stat()
+    if fstatat(AT_FDCWD, path, &isDirectory, 0) == 0 {
+      guard isDirectory.st_mode & S_IFMT == S_IFDIR else { throw FileSystemError(ENOTDIR) }
+      return
+    }
+    let parent = URL(fileURLWithPath: path).deletingLastPathComponent().path
+    if parent != path { try createDirectories(parent) }
+    if mkdir(path, 0o755) != 0 && errno != EEXIST { throw FileSystemError(errno) }
+  }
+}
+
+/// A failed POSIX call.
+struct FileSystemError: Error {
+  let code: Int32
+  init(_ code: Int32) { self.code = code }
+}

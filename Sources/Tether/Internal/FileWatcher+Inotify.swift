@@ -1,0 +1,190 @@
+#if canImport(Glibc) || canImport(Musl)
+#if canImport(Glibc)
+import Glibc
+#else
+import Musl
+#endif
+import Dispatch
+import Synchronization
+
+/// The Linux ``FileWatcherBackend``: one inotify instance for every watched file, read by a
+/// Dispatch read source on its own serial queue.
+///
+/// inotify watches directories here, never files: an atomic replace swaps the directory
+/// entry, which a watch on the old file's inode would miss. Watches on one directory share
+/// one watch descriptor (inotify returns the same one for the same inode), so every watch
+/// uses the same mask.
+final class InotifyBackend: FileWatcherBackend, Sendable {
+  private struct Registration {
+    /// The directory that should hold the file, as components from the root.
+    let components: [String]
+    /// The file's name.
+    let name: String
+    let handler: @Sendable (FileWatcher.Change) -> Void
+    /// The watch descriptor of the directory currently watched: the file's directory or,
+    /// while that is missing, its nearest existing ancestor.
+    var descriptor: Int32 = -1
+    /// How many components of `components` the watched directory has.
+    var depth = 0
+
+    /// The entry name in the watched directory this registration cares about.
+    var awaitedName: String { depth == components.count ? name : components[depth] }
+    var isArmedAtTarget: Bool { depth == components.count }
+  }
+
+  private struct State {
+    var registrations: [UInt64: Registration] = [:]
+    var registrationsByDescriptor: [Int32: Set<UInt64>] = [:]
+  }
+
+  private static let mask: UInt32 =
+    UInt32(IN_CLOSE_WRITE) | UInt32(IN_MOVED_TO) | UInt32(IN_MOVED_FROM) | UInt32(IN_CREATE)
+    | UInt32(IN_DELETE) | UInt32(IN_DELETE_SELF) | UInt32(IN_MOVE_SELF) | UInt32(IN_ONLYDIR)
+
+  private let descriptor: Int32
+  private let state = FileLock(State())
+  private let queue = DispatchQueue(label: "tether.file-watcher")
+  // Dispatch sources are thread-safe; the source is created once and never replaced.
+  private nonisolated(unsafe) let source: any DispatchSourceRead
+
+  init() {
+    descriptor = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+    source = DispatchSource.makeReadSource(fileDescriptor: max(descriptor, 0), queue: queue)
+    guard descriptor >= 0 else { return }
+    source.setEventHandler { [weak self] in self?.readEvents() }
+    source.resume()
+  }
+
+  deinit {
+    source.cancel()
+    if descriptor >= 0 { close(descriptor) }
+  }
+
+  func add(
+    id: UInt64, directory: String, name: String,
+    handler: @escaping @Sendable (FileWatcher.Change) -> Void
+  ) {
+    let components = directory.split(separator: "/").map(String.init)
+    state.withLock { state in
+      state.registrations[id] = Registration(
+        components: components, name: name, handler: handler)
+      arm(id, in: &state)
+    }
+  }
+
+  func remove(id: UInt64) {
+    state.withLock { state in
+      guard let registration = state.registrations.removeValue(forKey: id) else { return }
+      detach(id, from: registration.descriptor, in: &state)
+    }
+  }
+
+  /// Watches the deepest existing directory on the registration's path.
+  private func arm(_ id: UInt64, in state: inout State) {
+    guard descriptor >= 0, var registration = state.registrations[id] else { return }
+    var depth = registration.components.count
+    var watch: Int32 = -1
+    while true {
+      let path = "/" + registration.components.prefix(depth).joined(separator: "/")
+      watch = inotify_add_watch(descriptor, path, Self.mask)
+      if watch >= 0 || depth == 0 { break }
+      depth -= 1
+    }
+    if watch != registration.descriptor {
+      detach(id, from: registration.descriptor, in: &state)
+      if watch >= 0 { state.registrationsByDescriptor[watch, default: []].insert(id) }
+    }
+    registration.descriptor = watch
+    registration.depth = depth
+    state.registrations[id] = registration
+  }
+
+  private func detach(_ id: UInt64, from watch: Int32, in state: inout State) {
+    guard watch >= 0, var ids = state.registrationsByDescriptor[watch] else { return }
+    ids.remove(id)
+    if ids.isEmpty {
+      state.registrationsByDescriptor[watch] = nil
+      inotify_rm_watch(descriptor, watch)
+    } else {
+      state.registrationsByDescriptor[watch] = ids
+    }
+  }
+
+  private func readEvents() {
+    let capacity = 64 * 1024
+    let buffer = UnsafeMutableRawPointer.allocate(
+      byteCount: capacity, alignment: MemoryLayout<inotify_event>.alignment)
+    defer { buffer.deallocate() }
+    while true {
+      let count = read(descriptor, buffer, capacity)
+      guard count > 0 else { return }
+      var deliveries: [(@Sendable (FileWatcher.Change) -> Void, FileWatcher.Change)] = []
+      state.withLock { state in
+        var offset = 0
+        while offset + MemoryLayout<inotify_event>.size <= count {
+          let event = buffer.load(fromByteOffset: offset, as: inotify_event.self)
+          let nameStart = offset + MemoryLayout<inotify_event>.size
+          let name =
+            event.len == 0
+            ? ""
+            : String(cString: buffer.advanced(by: nameStart).assumingMemoryBound(to: CChar.self))
+          offset = nameStart + Int(event.len)
+          route(event, name: name, in: &state, into: &deliveries)
+        }
+      }
+      for (handler, change) in deliveries { handler(change) }
+    }
+  }
+
+  private func route(
+    _ event: inotify_event, name: String, in state: inout State,
+    into deliveries: inout [(@Sendable (FileWatcher.Change) -> Void, FileWatcher.Change)]
+  ) {
+    let mask = event.mask
+    if mask & UInt32(IN_Q_OVERFLOW) != 0 {
+      // Events were lost: every watch must look again.
+      for id in Array(state.registrations.keys) {
+        arm(id, in: &state)
+        if let registration = state.registrations[id] {
+          deliveries.append((registration.handler, .unknown))
+        }
+      }
+      return
+    }
+    guard let ids = state.registrationsByDescriptor[event.wd] else { return }
+    let directoryGone =
+      mask & (UInt32(IN_DELETE_SELF) | UInt32(IN_MOVE_SELF) | UInt32(IN_IGNORED)) != 0
+    if mask & UInt32(IN_IGNORED) != 0 {
+      // The kernel dropped the watch (its directory is gone); the descriptor may be reused.
+      state.registrationsByDescriptor[event.wd] = nil
+      for id in ids { state.registrations[id]?.descriptor = -1 }
+    }
+    for id in ids {
+      guard let registration = state.registrations[id] else { continue }
+      if directoryGone {
+        // Re-arm on whatever is there now: the directory may already be back, holding the
+        // file again, in which case only a fresh look can tell what is there.
+        arm(id, in: &state)
+        let rearmedAtTarget = state.registrations[id]?.isArmedAtTarget ?? false
+        deliveries.append((registration.handler, rearmedAtTarget ? .unknown : .removed))
+        continue
+      }
+      guard name == registration.awaitedName else { continue }
+      if registration.isArmedAtTarget {
+        deliveries.append((registration.handler, Self.change(for: mask)))
+      } else if mask & (UInt32(IN_CREATE) | UInt32(IN_MOVED_TO)) != 0 {
+        // A directory on the path appeared: watch deeper. The file may already be there.
+        arm(id, in: &state)
+        deliveries.append((registration.handler, .unknown))
+      }
+    }
+  }
+
+  private static func change(for mask: UInt32) -> FileWatcher.Change {
+    if mask & (UInt32(IN_CLOSE_WRITE) | UInt32(IN_MOVED_TO)) != 0 { return .written }
+    if mask & UInt32(IN_CREATE) != 0 { return .created }
+    if mask & (UInt32(IN_DELETE) | UInt32(IN_MOVED_FROM)) != 0 { return .removed }
+    return .unknown
+  }
+}
+#endif

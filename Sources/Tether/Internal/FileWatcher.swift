@@ -1,0 +1,83 @@
+import Foundation
+import Synchronization
+
+/// Watches files for changes made by anyone: this process, another process, an editor.
+///
+/// A watch names a file that may not exist yet, in a directory that may not exist yet. The
+/// watcher observes the file's directory (so an atomic replace, which swaps the directory
+/// entry, is seen as well as an in-place write) or, while the directory is missing, its
+/// nearest existing ancestor, re-arming as directories appear and disappear. Nothing polls.
+///
+/// Handlers run on the watcher's own serial queue, one event at a time, and must return
+/// quickly; they are never called while the watcher holds its lock. The platform mechanism
+/// lives behind ``FileWatcherBackend``: inotify on Linux, Dispatch file-system sources on
+/// Apple platforms.
+final class FileWatcher: Sendable {
+  /// What happened to a watched file, as precisely as the platform can tell.
+  enum Change: Sendable, Equatable {
+    /// The file's contents were written (closed after writing, or replaced by a rename).
+    case written
+    /// The file was created; a `written` usually follows.
+    case created
+    /// The file was deleted or renamed away.
+    case removed
+    /// Something changed that may concern the file (a directory on its path appeared or
+    /// vanished, events were lost, or the platform cannot tell more): look again.
+    case unknown
+  }
+
+  /// The watcher the file strategy shares: one kernel instance for every watched file.
+  static let shared = FileWatcher()
+
+  private let backend: any FileWatcherBackend
+  private let nextID = Atomic<UInt64>(0)
+
+  init() {
+    #if canImport(Glibc) || canImport(Musl)
+    backend = InotifyBackend()
+    #else
+    backend = DispatchBackend()
+    #endif
+  }
+
+  /// Starts watching the file at `path` (an absolute, standardized path) and calls `handler`
+  /// for each change until the returned watch is cancelled or released.
+  func watch(_ path: String, handler: @escaping @Sendable (Change) -> Void) -> Watch {
+    let id = nextID.add(1, ordering: .relaxed).newValue
+    let url = URL(fileURLWithPath: path)
+    backend.add(
+      id: id, directory: url.deletingLastPathComponent().path, name: url.lastPathComponent,
+      handler: handler)
+    return Watch { [backend] in backend.remove(id: id) }
+  }
+
+  /// One file being watched. Cancelling (or releasing) it stops the handler being called.
+  final class Watch: Sendable {
+    private let onCancel: FileLock<(@Sendable () -> Void)?>
+
+    init(_ onCancel: @escaping @Sendable () -> Void) {
+      self.onCancel = FileLock(onCancel)
+    }
+
+    func cancel() {
+      let action = onCancel.withLock { action in
+        defer { action = nil }
+        return action
+      }
+      action?()
+    }
+
+    deinit { cancel() }
+  }
+}
+
+/// The platform half of ``FileWatcher``.
+protocol FileWatcherBackend: Sendable {
+  /// Starts watching `name` inside `directory`, reporting changes to `handler`.
+  func add(
+    id: UInt64, directory: String, name: String,
+    handler: @escaping @Sendable (FileWatcher.Change) -> Void)
+  /// Stops the watch `id`. No event read after this returns reaches its handler (one that is
+  /// being delivered at this moment may still finish).
+  func remove(id: UInt64)
+}

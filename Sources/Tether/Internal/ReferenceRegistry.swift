@@ -1,0 +1,135 @@
+/// The references of one storage scope, by key type and key id.
+///
+/// Entries are weak, so a reference lives exactly as long as something holds it, except for
+/// values whose only home is the reference (in-memory keys): those are held strongly for the
+/// lifetime of the scope.
+///
+/// Each key type has its own table typed by its `ID`, so a lookup hashes and compares the id
+/// directly (an `AnyHashable` key would cost a dynamic cast per comparison).
+final class ReferenceRegistry: Sendable {
+  private let tables = Lock<[ObjectIdentifier: AnyKeyTable]>([:])
+
+  /// Returns the reference for `key`, creating, loading and subscribing it if there is none.
+  ///
+  /// `initialValue` and `writer` are evaluated only when a new reference is created. A later
+  /// declaration's default is ignored while a reference exists.
+  func reference<K: SharedReaderKey>(
+    for key: K, writer: () -> (any SharedKey<K.Value>)?, initialValue: () -> K.Value,
+    preloaded: Bool = false
+  ) -> Reference<K.Value> {
+    let traits = KeyTraits.of(K.self)
+    let id = key.id
+    if let existing = lookUp(id, in: traits.registryType, as: K.Value.self) { return existing }
+
+    // Build outside the lock: `initialValue` is the caller's code.
+    let candidate = Reference<K.Value>(
+      initialValue: initialValue(), key: key, livesInReference: traits.pinned, writer: writer(),
+      unregister: { [weak self] identity in
+        self?.remove(id, in: traits.registryType, ifIdenticalTo: identity)
+      })
+    let entry = KeyTableEntry(candidate, pinned: traits.pinned)
+    let winner = tables.withLock { tables -> (any AnyRegisteredReference)? in
+      let table = Self.table(for: traits.registryType, idType: K.ID.self, in: &tables)
+      if let existing = table.entries[id]?.object { return existing }
+      table.entries[id] = entry
+      return nil
+    }
+    guard let winner else {
+      candidate.start(skipLoad: preloaded)
+      return candidate
+    }
+    // Another task created it first; ours was never started, so the key saw nothing.
+    if let reference = winner as? Reference<K.Value> { return reference }
+    reportIssue(
+      "\(key) is already shared with a different value type; this holder gets its own value.")
+    return candidate
+  }
+
+  /// Loads `key` first and returns its reference holding the loaded value.
+  ///
+  /// - Throws: The load error, or `SharedLoadError.notFound` if the key has no stored value.
+  func requireReference<K: SharedReaderKey>(
+    for key: K, writer: () -> (any SharedKey<K.Value>)?
+  ) async throws -> Reference<K.Value> {
+    let observer = IssueReporting.observer
+    let result = await withCheckedContinuation {
+      (continuation: CheckedContinuation<Result<K.Value?, any Error>, Never>) in
+      key.load(
+        context: .userInitiated,
+        continuation: LoadContinuation(observer: observer) { continuation.resume(returning: $0) })
+    }
+    guard let loaded = try result.get() else { throw SharedLoadError.notFound }
+    if let existing = existing(for: key) {
+      existing.applyLoaded(loaded)
+      return existing
+    }
+    return reference(for: key, writer: writer, initialValue: { loaded }, preloaded: true)
+  }
+
+  /// The live reference for `key`, if any.
+  func existing<K: SharedReaderKey>(for key: K) -> Reference<K.Value>? {
+    lookUp(key.id, in: KeyTraits.of(K.self).registryType, as: K.Value.self)
+  }
+
+  private func lookUp<ID: Hashable & Sendable, Value>(
+    _ id: ID, in type: ObjectIdentifier, as _: Value.Type
+  ) -> Reference<Value>? {
+    // The strong reference is returned out of the lock so its release never happens inside.
+    let object = tables.withLock { tables -> (any AnyRegisteredReference)? in
+      guard let table = tables[type] else { return nil }
+      return unsafeDowncast(table, to: KeyTable<ID>.self).entries[id]?.object
+    }
+    return object as? Reference<Value>
+  }
+
+  /// Removes the entry for `id` if it still belongs to the reference being destroyed.
+  private func remove<ID: Hashable & Sendable>(
+    _ id: ID, in type: ObjectIdentifier, ifIdenticalTo identity: ObjectIdentifier
+  ) {
+    tables.withLock { tables in
+      guard let table = tables[type].map({ unsafeDowncast($0, to: KeyTable<ID>.self) }),
+        let entry = table.entries[id], !entry.pinned
+      else { return }
+      if let object = entry.object, ObjectIdentifier(object) != identity { return }
+      table.entries[id] = nil
+    }
+  }
+
+  private static func table<ID: Hashable & Sendable>(
+    for type: ObjectIdentifier, idType _: ID.Type, in tables: inout [ObjectIdentifier: AnyKeyTable]
+  ) -> KeyTable<ID> {
+    if let table = tables[type] { return unsafeDowncast(table, to: KeyTable<ID>.self) }
+    let table = KeyTable<ID>()
+    tables[type] = table
+    return table
+  }
+}
+
+/// A reference as the registry stores it.
+protocol AnyRegisteredReference: AnyObject, Sendable {}
+extension Reference: AnyRegisteredReference {}
+
+/// The entries of one key type. Every key type maps to exactly one `ID` type (a `.Default`
+/// key shares its base key's table and has the same `ID`), which makes the downcasts exact.
+class AnyKeyTable: @unchecked Sendable {}
+// @unchecked: touched only inside `ReferenceRegistry.tables`' lock.
+
+/// The entries of one key type, by id.
+final class KeyTable<ID: Hashable & Sendable>: AnyKeyTable, @unchecked Sendable {
+  // @unchecked: `entries` is read and written only inside `ReferenceRegistry.tables`' lock.
+  var entries: [ID: KeyTableEntry] = [:]
+}
+
+/// A registered reference: weak, or strong for values that live in the reference.
+struct KeyTableEntry {
+  private weak var weakObject: (any AnyRegisteredReference)?
+  private let strongObject: (any AnyRegisteredReference)?
+
+  init(_ reference: any AnyRegisteredReference, pinned: Bool) {
+    weakObject = pinned ? nil : reference
+    strongObject = pinned ? reference : nil
+  }
+
+  var pinned: Bool { strongObject != nil }
+  var object: (any AnyRegisteredReference)? { strongObject ?? weakObject }
+}

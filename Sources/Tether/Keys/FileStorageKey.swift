@@ -1,0 +1,190 @@
+import Foundation
+
+/// A key that persists a shared value in a file and keeps every holder — in this process and
+/// in others — in step with it.
+///
+/// Create one with ``SharedReaderKey/fileStorage(_:decoder:encoder:throttle:)`` for `Codable`
+/// values (JSON) or ``SharedReaderKey/fileStorage(_:decode:encode:throttle:)`` for any
+/// format:
+///
+/// ```swift
+/// @Shared(.fileStorage(.documentsDirectory.appending(path: "settings.json")))
+/// var settings = Settings()
+/// ```
+///
+/// - A missing or empty file loads as the declared default; no file is created until the
+///   first save.
+/// - Writes are atomic (a temporary file in the same directory, then a rename), create
+///   missing directories, and happen off the caller's thread: `withLock` never waits for
+///   the disk.
+/// - Writes are throttled: the first save after a quiet period is written at once, later
+///   saves inside the window (``throttle``, one second by default) coalesce into one
+///   trailing write of the newest value. `save()` writes at once. Pending writes are
+///   flushed when the last holder goes away and at normal process exit.
+/// - Changes other processes make (writes in place, atomic replaces, deletion) reach every
+///   holder through the platform's file watcher (inotify on Linux), without polling. A
+///   change made during the throttle window wins over the pending write. The key's own
+///   writes are not reported back as changes.
+/// - A file that does not decode sets `loadError`, the default is used, and the bytes are
+///   moved aside as `NAME.corrupt-TIMESTAMP` before anything overwrites them.
+///
+/// Keys for the same file share one reference, however the path is spelled:
+/// `/a/b.json`, `/a//b.json` and `/a/./b.json` are one value.
+public struct FileStorageKey<Value: Sendable>: SharedKey {
+  /// The identity of a file key: the file's standardized path, with symbolic links in its
+  /// existing part resolved.
+  public struct ID: Hashable, Sendable {
+    /// The normalized absolute path of the file.
+    public let path: String
+  }
+
+  /// The file, with its path normalized.
+  public let url: URL
+  /// How long saves after a write are held back and coalesced into one trailing write.
+  public let throttle: Duration
+
+  let storage: FileStorage
+  let clock: any FileStorageClock
+  let decode: @Sendable (Data) throws -> Value
+  let encode: @Sendable (Value) throws -> Data
+
+  /// Creates a key for the file at `url` that converts values with `decode` and `encode`.
+  ///
+  /// - Parameters:
+  ///   - url: A file URL. Relative paths are resolved against the current directory.
+  ///   - throttle: The throttle window for saves made through `withLock`.
+  ///   - decode: Turns the file's bytes into a value; a thrown error marks the file corrupt.
+  ///   - encode: Turns a value into the bytes to write.
+  public init(
+    url: URL, throttle: Duration = .seconds(1),
+    decode: @escaping @Sendable (Data) throws -> Value,
+    encode: @escaping @Sendable (Value) throws -> Data
+  ) {
+    self.init(
+      url: url, throttle: throttle, clock: SystemFileStorageClock(), decode: decode,
+      encode: encode)
+  }
+
+  init(
+    url: URL, throttle: Duration, clock: any FileStorageClock,
+    decode: @escaping @Sendable (Data) throws -> Value,
+    encode: @escaping @Sendable (Value) throws -> Data
+  ) {
+    let path = Self.normalize(url)
+    self.url = URL(fileURLWithPath: path)
+    self.throttle = max(.zero, throttle)
+    self.storage = FileStorage.at(path)
+    self.clock = clock
+    self.decode = decode
+    self.encode = encode
+  }
+
+  /// The file's normalized path.
+  public var id: ID { ID(path: storage.path) }
+
+  /// Reads the file synchronously: a missing or empty file is the initial value, a file
+  /// that does not decode fails with ``FileStorageKeyError/decodingFailed(url:preservedAt:underlying:)``
+  /// after its bytes were moved aside. A `.userInitiated` load first writes any pending save.
+  public func load(context: LoadContext<Value>, continuation: LoadContinuation<Value>) {
+    let isUserInitiated: Bool
+    if case .userInitiated = context { isUserInitiated = true } else { isUserInitiated = false }
+    continuation.resume(with: storage.load(flushingPending: isUserInitiated, decode: decode))
+  }
+
+  /// Watches the file's directory and reports changes made by others: a new value, the
+  /// initial value when the file is deleted or emptied, or an error when it does not decode.
+  public func subscribe(
+    context: LoadContext<Value>, subscriber: SharedSubscriber<Value>
+  ) -> SharedSubscription {
+    let decode = self.decode
+    let unsubscribe = storage.subscribe(
+      FileStorage.Subscriber(
+        prepare: { data in
+          Result { try decode(data) }.map { value in { subscriber.yield(value) } }
+        },
+        deleted: { subscriber.yieldReturningInitialValue() },
+        failed: { subscriber.yield(throwing: $0) }
+      ))
+    return SharedSubscription(unsubscribe)
+  }
+
+  /// Encodes and writes `value` off the caller's thread; `.didSet` saves are throttled,
+  /// `.userInitiated` ones are written at once. Resumes `continuation` after the write, or
+  /// with a ``FileStorageKeyError`` if encoding or writing failed.
+  public func save(_ value: Value, context: SaveContext, continuation: SaveContinuation) {
+    let encode = self.encode
+    let decode = self.decode
+    storage.save(
+      encode: { try encode(value) },
+      decodes: { (try? decode($0)) != nil },
+      immediate: context == .userInitiated, window: throttle, clock: clock,
+      continuation: continuation)
+  }
+
+  /// `/a//b/./c.json` → `/a/b/c.json`, with symbolic links in the existing part of the path
+  /// resolved (so `/tmp` and `/private/tmp` agree on Apple platforms).
+  static func normalize(_ url: URL) -> String {
+    var path = url.standardizedFileURL.path
+    while path.contains("//") { path = path.replacingOccurrences(of: "//", with: "/") }
+    let standardized = URL(fileURLWithPath: path).standardizedFileURL
+    let name = standardized.lastPathComponent
+    let directory = standardized.deletingLastPathComponent()
+    let resolved = directory.resolvingSymlinksInPath().path
+    return (resolved.hasSuffix("/") ? resolved : resolved + "/") + name
+  }
+}
+
+extension FileStorageKey: CustomStringConvertible {
+  /// `.fileStorage(PATH)`.
+  public var description: String { ".fileStorage(\(storage.path))" }
+}
+
+extension SharedReaderKey {
+  /// A key that stores a `Codable` value as JSON in the file at `url`.
+  ///
+  /// ```swift
+  /// @Shared(.fileStorage(URL(filePath: "/var/lib/app/settings.json")))
+  /// var settings = Settings()
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - url: The file. Missing directories are created on the first save.
+  ///   - decoder: The decoder for the file's contents.
+  ///   - encoder: The encoder for saves.
+  ///   - throttle: How long later saves are coalesced after a write (default one second).
+  public static func fileStorage<Value: Codable & Sendable>(
+    _ url: URL, decoder: JSONDecoder = JSONDecoder(), encoder: JSONEncoder = JSONEncoder(),
+    throttle: Duration = .seconds(1)
+  ) -> Self where Self == FileStorageKey<Value> {
+    FileStorageKey(
+      url: url, throttle: throttle,
+      decode: { try decoder.decode(Value.self, from: $0) },
+      encode: { try encoder.encode($0) })
+  }
+
+  /// A key that stores a value in the file at `url` in any format.
+  ///
+  /// ```swift
+  /// @Shared(.fileStorage(url, decode: { String(decoding: $0, as: UTF8.self) },
+  ///                      encode: { Data($0.utf8) }))
+  /// var notes = ""
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - url: The file. Missing directories are created on the first save.
+  ///   - decode: Turns the file's bytes into a value; throw to mark the file corrupt.
+  ///   - encode: Turns a value into bytes.
+  ///   - throttle: How long later saves are coalesced after a write (default one second).
+  public static func fileStorage<Value: Sendable>(
+    _ url: URL, decode: @escaping @Sendable (Data) throws -> Value,
+    encode: @escaping @Sendable (Value) throws -> Data, throttle: Duration = .seconds(1)
+  ) -> Self where Self == FileStorageKey<Value> {
+    FileStorageKey(url: url, throttle: throttle, decode: decode, encode: encode)
+  }
+}
+
+extension FileStorageKey {
+  /// How many times this process has written the key's file so far (for benchmarks and
+  /// diagnostics; not part of the stable API).
+  @_spi(Diagnostics) public var writeCount: Int { storage.writeCount }
+}

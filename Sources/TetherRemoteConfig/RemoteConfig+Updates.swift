@@ -1,0 +1,102 @@
+import Streams
+import Synchronization
+
+extension RemoteConfig {
+  /// A ``ConfigUpdate`` for every activation that changed something, naming the changed keys.
+  ///
+  /// An activation that changes nothing (a 304, an identical document) emits nothing. Use
+  /// `updates.values` for `for await`.
+  public var updates: AnyPublisher<ConfigUpdate, Never> { updateSubject.eraseToAnyPublisher() }
+
+  /// Each ``ConfigDecodingError`` as it is found: a value in the active config or the defaults
+  /// that cannot be read as its key's type. ``decodeErrors`` lists the current ones.
+  public var decodeErrorPublisher: AnyPublisher<ConfigDecodingError, Never> {
+    decodeErrorSubject.eraseToAnyPublisher()
+  }
+
+  /// The key's value now, then each distinct new value as activations and new defaults change
+  /// it.
+  ///
+  /// Every change is delivered (the buffer is unbounded). Breaking out of the loop or
+  /// cancelling its task stops observing.
+  ///
+  /// ```swift
+  /// for await title in config.values(for: .welcomeTitle) { print(title) }
+  /// ```
+  public func values<Value>(for key: ConfigKey<Value>) -> AsyncStream<Value> {
+    let (stream, continuation) = AsyncStream<Value>.makeStream()
+    let token = observe(key, initial: true) { continuation.yield($0) }
+    continuation.onTermination = { _ in token.cancel() }
+    return stream
+  }
+
+  /// Calls `onChange` with the key's value whenever it changes to a different value (by the
+  /// raw value and layer it is read from); first with the current value when `initial`.
+  func observe<Value>(
+    _ key: ConfigKey<Value>, initial: Bool, onChange: @escaping @Sendable (Value) -> Void
+  ) -> AnyCancellable {
+    let last = Mutex<ConfigValue?>(initial ? nil : decoded(key).resolve(key).origin)
+    return addObserver(names: [key.name]) { [weak self] _ in
+      guard let self else { return }
+      let (value, origin) = self.decoded(key).resolve(key)
+      let isNew = last.withLock { last in
+        defer { last = origin }
+        return last != origin
+      }
+      if isNew { onChange(value) }
+    }
+  }
+
+  /// Registers an observer; it first receives `.registered`, in order with every change.
+  func addObserver(
+    names: Set<String>?, handle: @escaping @Sendable (ConfigEvent) -> Void
+  ) -> AnyCancellable {
+    let observer = ConfigObserver(names: names, handle: handle)
+    let id = state.withLock { state in
+      let id = state.nextObserverID
+      state.nextObserverID += 1
+      state.observers[id] = observer
+      state.deliveries.append(([observer], .registered))
+      return id
+    }
+    deliver()
+    return AnyCancellable { [weak self] in
+      _ = self?.state.withLock { $0.observers.removeValue(forKey: id) }
+    }
+  }
+
+  /// Queues `event` for the current observers. Call with the state locked, in the same
+  /// critical section as the change, so events keep the order of the changes.
+  func enqueue(_ event: ConfigEvent, in state: inout State) {
+    let targets = state.observers.values.filter { $0.wants(event) }
+    if case .changed(let names, true) = event {
+      state.deliveries.append(([], .changed(names, activation: true)))
+    }
+    if !targets.isEmpty { state.deliveries.append((targets, event)) }
+  }
+
+  /// Delivers queued events outside the lock. One caller delivers at a time, so events reach
+  /// each observer in order; a change made by an observer is queued behind the current event.
+  func deliver() {
+    let isDeliverer = state.withLock { state in
+      guard !state.delivering, !state.deliveries.isEmpty else { return false }
+      state.delivering = true
+      return true
+    }
+    guard isDeliverer else { return }
+    while true {
+      let next = state.withLock { state -> (targets: [ConfigObserver], event: ConfigEvent)? in
+        guard !state.deliveries.isEmpty else {
+          state.delivering = false
+          return nil
+        }
+        return state.deliveries.removeFirst()
+      }
+      guard let next else { return }
+      if next.targets.isEmpty, case .changed(let names, true) = next.event {
+        updateSubject.send(ConfigUpdate(updatedKeys: names))
+      }
+      for observer in next.targets { observer.handle(next.event) }
+    }
+  }
+}

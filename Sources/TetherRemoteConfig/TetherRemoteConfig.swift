@@ -1,1 +1,0 @@
-// The remote config module; see issue 6.

@@ -1,0 +1,165 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// The state and threads behind a `TestHTTPServer`.
+///
+/// Separate from the public class so that the accept and connection threads, which hold the
+/// core, do not keep the server alive: dropping the last `TestHTTPServer` reference stops it.
+final class ServerCore: Sendable {
+  struct QueuedFault: Sendable {
+    var path: String?
+    var fault: HTTPFault
+    var remaining: Int
+  }
+
+  struct OpenConnection: Sendable {
+    var socket: Socket
+    var waker: DispatchSemaphore
+  }
+
+  struct State: Sendable {
+    var documents: [String: HTTPDocument] = [:]
+    var handlers: [String: @Sendable (RecordedRequest) -> HTTPResponse] = [:]
+    var queuedFaults: [QueuedFault] = []
+    var persistentFaults: [(path: String?, fault: HTTPFault)] = []
+    var requests: [RecordedRequest] = []
+    var requestsSeen = 0
+    var connectionsAccepted = 0
+    var openConnections: [Int: OpenConnection] = [:]
+    var isStopped = false
+  }
+
+  /// What a connection does for one request, decided atomically when the request arrives.
+  struct Plan: Sendable {
+    var fault: HTTPFault?
+    var document: HTTPDocument?
+    var handler: (@Sendable (RecordedRequest) -> HTTPResponse)?
+  }
+
+  let port: UInt16
+  private let listener: Socket
+  // Guards documents, handlers, faults, the request log and the open connections.
+  let state = LockedState(State())
+  private let acceptLoopEnded = DispatchSemaphore(value: 0)
+  private let connectionThreads = DispatchGroup()
+
+  init() throws {
+    (listener, port) = try Socket.listenOnLoopback()
+  }
+
+  func startAccepting() {
+    Thread.detachNewThread { [self] in
+      acceptLoop()
+    }
+  }
+
+  var isStopped: Bool { state.withLock { $0.isStopped } }
+
+  private func acceptLoop() {
+    defer {
+      listener.close()
+      acceptLoopEnded.signal()
+    }
+    while !isStopped {
+      // A short poll timeout: shutting down a listening socket does not wake a blocked
+      // `accept` on every platform, so the loop re-checks `isStopped` instead.
+      guard let readable = try? listener.waitUntilReadable(timeout: .milliseconds(50)) else {
+        return
+      }
+      guard readable, let socket = try? listener.accept() else { continue }
+      let waker = DispatchSemaphore(value: 0)
+      let number = state.withLock { state -> Int? in
+        guard !state.isStopped else { return nil }
+        state.connectionsAccepted += 1
+        state.openConnections[state.connectionsAccepted] = OpenConnection(
+          socket: socket, waker: waker)
+        return state.connectionsAccepted
+      }
+      guard let number else {
+        socket.close()
+        return
+      }
+      connectionThreads.enter()
+      Thread.detachNewThread { [self] in
+        let connection = HTTPConnection(core: self, socket: socket, number: number, waker: waker)
+        connection.run()
+        _ = state.withLock { $0.openConnections.removeValue(forKey: number) }
+        connection.closeSocket()
+        connectionThreads.leave()
+      }
+    }
+  }
+
+  /// Stops accepting, wakes and ends every connection, and waits (briefly) for their threads.
+  func stop() {
+    let open = state.withLock { state -> [OpenConnection]? in
+      guard !state.isStopped else { return nil }
+      state.isStopped = true
+      return Array(state.openConnections.values)
+    }
+    guard let open else { return }
+    listener.shutdown()
+    for connection in open {
+      connection.socket.shutdown()
+      connection.waker.signal()
+    }
+    _ = acceptLoopEnded.wait(timeout: .now() + 2)
+    _ = connectionThreads.wait(timeout: .now() + 2)
+  }
+
+  /// Records `request` and decides how to answer it.
+  func admit(_ request: RecordedRequestDraft, connection: Int) -> (RecordedRequest, Plan) {
+    state.withLock { state in
+      state.requestsSeen += 1
+      let recorded = request.recorded(connection: connection, sequence: state.requestsSeen)
+      state.requests.append(recorded)
+      var plan = Plan()
+      let path = recorded.path
+      if let index = state.queuedFaults.firstIndex(where: { $0.path == nil || $0.path == path }) {
+        plan.fault = state.queuedFaults[index].fault
+        state.queuedFaults[index].remaining -= 1
+        if state.queuedFaults[index].remaining <= 0 { state.queuedFaults.remove(at: index) }
+      } else if let persistent = state.persistentFaults.last(where: {
+        $0.path == nil || $0.path == path
+      }) {
+        plan.fault = persistent.fault
+      }
+      plan.document = state.documents[path]
+      plan.handler = state.handlers[path]
+      return (recorded, plan)
+    }
+  }
+}
+
+/// A request as parsed, before the server numbers it.
+struct RecordedRequestDraft: Sendable {
+  var method: String
+  var target: String
+  var version: String
+  var headerFields: [(name: String, value: String)]
+  var body: Data
+  var arrival: ContinuousClock.Instant
+  var date: Date
+
+  func header(_ name: String) -> String? {
+    let values = headerFields.filter { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+    return values.isEmpty ? nil : values.map(\.value).joined(separator: ", ")
+  }
+
+  /// Whether the client lets the connection stay open after the response.
+  var keepsAlive: Bool {
+    let connection = header("Connection")?.lowercased() ?? ""
+    if version == "HTTP/1.0" { return connection.contains("keep-alive") }
+    return !connection.contains("close")
+  }
+
+  func recorded(connection: Int, sequence: Int) -> RecordedRequest {
+    let pathEnd = target.firstIndex(of: "?")
+    let path = String(target[..<(pathEnd ?? target.endIndex)])
+    let query = pathEnd.map { String(target[target.index(after: $0)...]) }
+    return RecordedRequest(
+      method: method, path: path, query: query, headerFields: headerFields, body: body,
+      arrival: arrival, date: date, connectionNumber: connection, sequenceNumber: sequence)
+  }
+}

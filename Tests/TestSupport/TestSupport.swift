@@ -1,1 +1,0 @@
-// Test infrastructure shared by the test targets.

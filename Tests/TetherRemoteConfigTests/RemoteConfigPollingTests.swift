@@ -1,0 +1,95 @@
+import Foundation
+import TestSupport
+import Testing
+import Tether
+import TetherRemoteConfig
+
+@Suite struct RemoteConfigPollingTests {
+  @Test func liveUpdatesArriveWithinOnePollInterval() async throws {
+    let fixture = try await Fixture(document(["welcome_title": #""First""#]))
+    let config = fixture.config
+    @SharedReader(.remoteConfig(.welcomeTitle, in: config)) var title
+    let values = Recorder(config.values(for: .welcomeTitle))
+    let updates = Recorder(config.updates)
+    let interval = Duration.milliseconds(200)
+    config.startPolling(every: interval)
+    defer { config.stopPolling() }
+    #expect(config.isPolling)
+    try await waitUntil("the first poll") { title == "First" }
+    #expect(try await values.waitForValues(2) == ["Welcome", "First"])
+
+    let changed = ContinuousClock.now
+    fixture.serve(document(["welcome_title": #""Second""#]))
+    try await waitUntil("the new title", timeout: .seconds(5)) { title == "Second" }
+    #expect(ContinuousClock.now - changed < interval * 2 + .seconds(1))
+    #expect(try await values.waitForValues(3).last == "Second")
+    #expect(try await updates.waitForValues(2).last == ConfigUpdate(updatedKeys: ["welcome_title"]))
+  }
+
+  @Test func unchangedPollsAreConditionalAndEmitNothing() async throws {
+    let fixture = try await Fixture(document(["max_items": "1"]))
+    let config = fixture.config
+    let updates = Recorder(config.updates)
+    config.startPolling(every: .milliseconds(20))
+    try await fixture.server.waitForRequests(4, at: Fixture.path)
+    config.stopPolling()
+    let requests = fixture.server.requests(at: Fixture.path)
+    let etag = fixture.server.document(at: Fixture.path)?.etag
+    #expect(requests.dropFirst().allSatisfy { $0.header("If-None-Match") == etag })
+    #expect(updates.values == [ConfigUpdate(updatedKeys: ["max_items"])])
+    #expect(config.lastFetchStatus == .success)
+  }
+
+  @Test func pollingBacksOffOnFailuresAndRecovers() async throws {
+    let fixture = try await Fixture(
+      document(["max_items": "1"]),
+      settings: RemoteConfigSettings(fetchTimeout: 5, backoffJitter: false))
+    let config = fixture.config
+    fixture.server.inject(.status(500), at: Fixture.path, count: 4)
+    let interval = 0.02
+    config.startPolling(every: .milliseconds(20))
+    defer { config.stopPolling() }
+    // 4 failures, then successes at the normal interval again.
+    try await waitUntil("recovery", timeout: .seconds(10)) { config[.maxItems] == 1 }
+    #expect(config.lastFetchStatus == .success)
+    #expect(config.lastError == nil)
+    let requests = try await fixture.server.waitForRequests(7, at: Fixture.path)
+    let gaps = zip(requests, requests.dropFirst()).map { pair in
+      let duration = pair.1.arrival - pair.0.arrival
+      return Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+    // After failure k the wait is interval * 2^k: 40, 80, 160, 320 ms.
+    for k in 1...4 {
+      #expect(gaps[k - 1] >= interval * Double(1 << k) * 0.9, "gap \(k): \(gaps)")
+    }
+    // Healthy again: back to the poll interval.
+    #expect(gaps[4] < 0.5 && gaps[5] < 0.5, "gaps: \(gaps)")
+  }
+
+  @Test func pollingWaitsOutRetryAfter() async throws {
+    let fixture = try await Fixture(document(["max_items": "1"]))
+    let config = fixture.config
+    fixture.server.inject(.status(503, retryAfter: .seconds(1)), at: Fixture.path)
+    config.startPolling(every: .milliseconds(20))
+    defer { config.stopPolling() }
+    let requests = try await fixture.server.waitForRequests(2, at: Fixture.path)
+    #expect(requests[1].arrival - requests[0].arrival >= .milliseconds(950))
+    try await waitUntil("recovery") { config[.maxItems] == 1 }
+  }
+
+  @Test(arguments: [401, 403])
+  func unauthorizedStopsPolling(status: Int) async throws {
+    let fixture = try await Fixture(document(["max_items": "1"]))
+    let config = fixture.config
+    fixture.server.injectPersistently(.status(status), at: Fixture.path)
+    config.startPolling(every: .milliseconds(20))
+    try await waitUntil("polling to stop") { !config.isPolling }
+    #expect(fixture.requestCount == 1)
+    #expect(config.lastFetchStatus == .failure)
+    guard case .unauthorized(status)? = config.lastError else {
+      Issue.record("lastError: \(String(describing: config.lastError))")
+      return
+    }
+    #expect(config.lastError?.description.contains("polling stopped") == true)
+  }
+}
