@@ -11,6 +11,12 @@ public struct Deadline: Sendable, Hashable, CustomStringConvertible {
   /// The duration the deadline was created with (for error messages).
   public let duration: Duration
 
+  /// The timeout every TestSupport wait uses unless told otherwise: 30 seconds.
+  ///
+  /// Generous on purpose: a passing test never waits this long, and a CI machine with two
+  /// busy cores can stall a test's task for several seconds.
+  public static let defaultTimeout: Duration = .seconds(30)
+
   /// A deadline `duration` from now.
   public init(after duration: Duration) {
     self.instant = ContinuousClock.now.advanced(by: duration)

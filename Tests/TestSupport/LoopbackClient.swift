@@ -49,7 +49,9 @@ public final class LoopbackClient: Sendable {
   ///
   /// - Throws: `TimeoutError`, `SocketError` (`isConnectionReset` for a reset) or a protocol
   ///   error when the bytes are not an HTTP response head.
-  public func readResponseHead(timeout: Duration = .seconds(5)) async throws -> ResponseHead {
+  public func readResponseHead(
+    timeout: Duration = Deadline.defaultTimeout
+  ) async throws -> ResponseHead {
     try await onReadQueue(timeout) { reader, deadline in
       guard let statusLine = try reader.readLine(deadline: deadline) else {
         throw SocketError(operation: "recv (connection closed before a response)", code: 0)
@@ -66,7 +68,7 @@ public final class LoopbackClient: Sendable {
   /// Reads a whole response (head and a `Content-Length` or chunked body), leaving the
   /// connection ready for the next one.
   public func readResponse(
-    timeout: Duration = .seconds(5)
+    timeout: Duration = Deadline.defaultTimeout
   ) async throws -> (
     head: ResponseHead, body: Data
   ) {
@@ -82,14 +84,14 @@ public final class LoopbackClient: Sendable {
   }
 
   /// Reads exactly `count` bytes.
-  public func read(count: Int, timeout: Duration = .seconds(5)) async throws -> Data {
+  public func read(count: Int, timeout: Duration = Deadline.defaultTimeout) async throws -> Data {
     try await onReadQueue(timeout) { reader, deadline in
       try reader.read(count: count, deadline: deadline)
     }
   }
 
   /// Reads one chunk of a chunked body; `nil` for the terminating chunk.
-  public func readChunk(timeout: Duration = .seconds(5)) async throws -> Data? {
+  public func readChunk(timeout: Duration = Deadline.defaultTimeout) async throws -> Data? {
     try await onReadQueue(timeout) { reader, deadline in
       try reader.readChunk(deadline: deadline)
     }
@@ -98,7 +100,7 @@ public final class LoopbackClient: Sendable {
   /// Reads everything until the server closes the connection.
   ///
   /// - Throws: `SocketError` with `isConnectionReset` when the server resets it instead.
-  public func readUntilClosed(timeout: Duration = .seconds(5)) async throws -> Data {
+  public func readUntilClosed(timeout: Duration = Deadline.defaultTimeout) async throws -> Data {
     try await onReadQueue(timeout) { reader, deadline in
       try reader.readToEnd(deadline: deadline)
     }

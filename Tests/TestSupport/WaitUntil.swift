@@ -21,7 +21,7 @@ import Dispatch
 ///   cancelled.
 public func waitUntil(
   _ description: String = "a condition",
-  timeout: Duration = .seconds(5),
+  timeout: Duration = Deadline.defaultTimeout,
   _ condition: () async throws -> Bool
 ) async throws {
   let deadline = Deadline.after(timeout)
@@ -41,7 +41,7 @@ public func waitUntil(
 ///
 /// When the deadline passes the operation's task is cancelled, and this function returns once
 /// the operation has ended, so the operation must react to cancellation (an `AsyncStream`
-/// iteration, `Task.sleep` and TestSupport's own waits all do).
+/// iteration and TestSupport's own waits do).
 ///
 /// ```swift
 /// let first = try await withTimeout(.seconds(2)) { await iterator.next() }

@@ -12,7 +12,7 @@ enum HTTPClient {
     let configuration = URLSessionConfiguration.ephemeral
     configuration.urlCache = nil
     configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-    configuration.timeoutIntervalForRequest = 5
+    configuration.timeoutIntervalForRequest = 30
     return URLSession(configuration: configuration)
   }()
 

@@ -89,14 +89,16 @@ public final class HTTPStream: Sendable {
   public var totalClientCount: Int { state.withLock { $0.totalClients } }
 
   /// Waits until at least `count` connections are receiving the stream at the same time.
-  public func waitForClients(_ count: Int = 1, timeout: Duration = .seconds(5)) async throws {
+  public func waitForClients(
+    _ count: Int = 1, timeout: Duration = Deadline.defaultTimeout
+  ) async throws {
     try await waitUntil("\(count) client(s) on the HTTP stream", timeout: timeout) {
       clientCount >= count
     }
   }
 
   /// Waits until no connection is receiving the stream (the client went away or it ended).
-  public func waitForNoClients(timeout: Duration = .seconds(5)) async throws {
+  public func waitForNoClients(timeout: Duration = Deadline.defaultTimeout) async throws {
     try await waitUntil("the HTTP stream's clients to disconnect", timeout: timeout) {
       clientCount == 0
     }

@@ -221,7 +221,7 @@ public final class TestHTTPServer: Sendable {
   /// - Throws: `TimeoutError` naming the requests seen so far.
   @discardableResult
   public func waitForRequests(
-    _ count: Int, at path: String? = nil, timeout: Duration = .seconds(5)
+    _ count: Int, at path: String? = nil, timeout: Duration = Deadline.defaultTimeout
   ) async throws -> [RecordedRequest] {
     let current = { path.map { self.requests(at: $0) } ?? self.requests }
     do {

@@ -61,13 +61,30 @@ final class ServerCore: Sendable {
       listener.close()
       acceptLoopEnded.signal()
     }
+    let resourcePause = DispatchSemaphore(value: 0)
     while !isStopped {
       // A short poll timeout: shutting down a listening socket does not wake a blocked
       // `accept` on every platform, so the loop re-checks `isStopped` instead.
       guard let readable = try? listener.waitUntilReadable(timeout: .milliseconds(50)) else {
         return
       }
-      guard readable, let socket = try? listener.accept() else { continue }
+      guard readable else { continue }
+      let accepted: Socket?
+      do {
+        accepted = try listener.accept()
+      } catch let error as SocketError where error.isResourceShortage {
+        // Out of descriptors or memory: the connection stays queued; retry shortly instead
+        // of spinning on a listener that keeps polling readable.
+        _ = resourcePause.wait(timeout: .now() + .milliseconds(10))
+        continue
+      } catch {
+        if !isStopped {
+          FileHandle.standardError.write(
+            Data("TestHTTPServer on port \(port) stopped accepting: \(error)\n".utf8))
+        }
+        return
+      }
+      guard let socket = accepted else { continue }
       let waker = DispatchSemaphore(value: 0)
       let number = state.withLock { state -> Int? in
         guard !state.isStopped else { return nil }

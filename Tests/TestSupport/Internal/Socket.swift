@@ -18,9 +18,6 @@ struct Socket: Sendable, Hashable {
   static func listenOnLoopback(backlog: Int32 = 128) throws -> (socket: Socket, port: UInt16) {
     let socket = try Socket(descriptor: check("socket", makeStreamSocket()))
     do {
-      var reuse: Int32 = 1
-      _ = setsockopt(
-        socket.descriptor, SOL_SOCKET, SO_REUSEADDR, &reuse, socklen_t(MemoryLayout<Int32>.size))
       var address = loopbackAddress(port: 0)
       try withUnsafePointer(to: &address) { pointer in
         try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
@@ -231,6 +228,9 @@ public struct SocketError: Error, Equatable, CustomStringConvertible {
 
   /// Whether the peer reset the connection (`ECONNRESET`), as the `.connectionReset` fault does.
   public var isConnectionReset: Bool { code == ECONNRESET }
+
+  /// Whether the call failed for lack of descriptors or memory, which may pass.
+  var isResourceShortage: Bool { [EMFILE, ENFILE, ENOBUFS, ENOMEM].contains(code) }
 
   /// A readable description, such as `recv failed: Connection reset by peer (104)`.
   public var description: String {

@@ -114,7 +114,7 @@ public final class ChildProcess: Sendable {
   ///
   /// - Throws: `TimeoutError` when no line arrives in time; `ChildProcessError.outputEnded`
   ///   when the child closed its output; `CancellationError` when the task is cancelled.
-  public func nextLine(timeout: Duration = .seconds(5)) async throws -> String {
+  public func nextLine(timeout: Duration = Deadline.defaultTimeout) async throws -> String {
     try await pipes.nextLine(deadline: .after(timeout), waitingFor: "a line")
   }
 
@@ -127,7 +127,7 @@ public final class ChildProcess: Sendable {
   public func waitForLine(
     matching predicate: (String) -> Bool,
     description: String = "a line matching the predicate",
-    timeout: Duration = .seconds(5)
+    timeout: Duration = Deadline.defaultTimeout
   ) async throws -> String {
     let deadline = Deadline.after(timeout)
     while true {
@@ -138,7 +138,8 @@ public final class ChildProcess: Sendable {
 
   /// Takes lines until one equals `line`.
   /// - Throws: As `nextLine(timeout:)`.
-  public func waitForLine(_ line: String, timeout: Duration = .seconds(5)) async throws {
+  public func waitForLine(_ line: String, timeout: Duration = Deadline.defaultTimeout) async throws
+  {
     try await waitForLine(
       matching: { $0 == line }, description: "the line \(line.debugDescription)",
       timeout: timeout)
@@ -148,7 +149,7 @@ public final class ChildProcess: Sendable {
   /// - Throws: As `nextLine(timeout:)`.
   @discardableResult
   public func waitForLine(
-    containing text: String, timeout: Duration = .seconds(5)
+    containing text: String, timeout: Duration = Deadline.defaultTimeout
   ) async throws
     -> String
   {
@@ -186,7 +187,7 @@ public final class ChildProcess: Sendable {
   /// - Throws: `TimeoutError` (with the child's recent output and stderr) when it is still
   ///   running at the deadline; the child is left running.
   @discardableResult
-  public func waitForExit(timeout: Duration = .seconds(5)) async throws -> ExitStatus {
+  public func waitForExit(timeout: Duration = Deadline.defaultTimeout) async throws -> ExitStatus {
     try await pipes.waitForExit(deadline: .after(timeout))
   }
 
