@@ -226,6 +226,14 @@ import TetherRemoteConfig
     #expect(config[.welcomeTitle] == "Welcome")
   }
 
+  @Test func updatesWorkWithForAwait() async throws {
+    let fixture = try await Fixture(document(["max_items": "3"]))
+    let config = fixture.config
+    let updates = Recorder(config.updates.values)
+    try await config.fetchAndActivate()
+    #expect(try await updates.waitForValues(1) == [ConfigUpdate(updatedKeys: ["max_items"])])
+  }
+
   @Test func anIdenticalDocumentEmitsNothing() async throws {
     let fixture = try await Fixture(document(["max_items": "3"]))
     let config = fixture.config
