@@ -4,56 +4,67 @@
 ///
 /// The upstream stages call `attach`, `forward`, `detach` and `finish` from their `receive`
 /// methods (serialised by their upstream, and one stage at a time); `request` and `cancel`
-/// may come from any thread. The downstream is released on completion and cancel.
+/// may come from any thread.
+///
+/// The bookkeeping `request` and `cancel` touch is not generic (`control`): they are called
+/// through `any Subscription`, where the compiler cannot specialise them, and generic state
+/// would cost a metadata lookup per call. The downstream is a constant; it stays alive while
+/// it holds this subscription, and nothing reaches it once `control` says the relay is over.
 @usableFromInline
 final class DemandRelay<Downstream: Subscriber>: Subscription, @unchecked Sendable {
-  // @unchecked: every stored property lives in `state`, a Mutex.
-  @usableFromInline struct State {
-    @usableFromInline var downstream: Downstream?
+  // @unchecked: `control` and `finalValue` are `Locked` Mutexes; `downstream` is immutable
+  // and only called from the serialised `receive` paths or after winning `control`.
+  @usableFromInline
+  struct Control: Sendable {
     @usableFromInline var demand: Subscribers.Demand = .none
     @usableFromInline var upstream: (any Subscription)?
+    @usableFromInline var isLive = true
     @usableFromInline var hasSubscribedDownstream = false
-    /// A last value waiting for demand, after which the stream finishes (`replaceError`).
-    @usableFromInline var finalValue: Downstream.Input?
+    /// A last value is waiting for demand (`replaceError`).
+    @usableFromInline var hasFinalValue = false
 
-    @inlinable init(downstream: Downstream? = nil) { self.downstream = downstream }
+    @inlinable init() {}
   }
 
-  @usableFromInline let state: Locked<State>
+  @usableFromInline let downstream: Downstream
+  @usableFromInline let control = Locked(Control())
+  /// The value `finish(with:)` keeps until the downstream asks for it.
+  @usableFromInline let finalValue: Locked<Downstream.Input?>
 
   @inlinable init(downstream: Downstream) {
-    state = Locked(State(downstream: downstream))
+    self.downstream = downstream
+    finalValue = Locked(nil)
   }
 
   /// Takes a new upstream subscription: the first is announced downstream, a later one is
   /// asked for the demand still outstanding.
   @inlinable func attach(_ subscription: any Subscription) {
-    let (downstream, owed, isLive): (Downstream?, Subscribers.Demand, Bool) = state.withLock {
-      state in
-      guard state.downstream != nil else { return (nil, .none, false) }
-      state.upstream = subscription
-      if state.hasSubscribedDownstream { return (nil, state.demand, true) }
-      state.hasSubscribedDownstream = true
-      return (state.downstream, .none, true)
+    let (announce, owed, isLive): (Bool, Subscribers.Demand, Bool) = control.withLock {
+      control in
+      guard control.isLive else { return (false, .none, false) }
+      control.upstream = subscription
+      if control.hasSubscribedDownstream { return (false, control.demand, true) }
+      control.hasSubscribedDownstream = true
+      return (true, .none, true)
     }
     guard isLive else {
       subscription.cancel()
       return
     }
-    downstream?.receive(subscription: self)
+    if announce { downstream.receive(subscription: self) }
     if owed > 0 { subscription.request(owed) }
   }
 
   /// Delivers a value within the downstream's demand and returns the demand it adds.
   @inlinable func forward(_ value: Downstream.Input) -> Subscribers.Demand {
-    let downstream: Downstream? = state.withLock { state in
-      guard let downstream = state.downstream, state.demand > 0 else { return nil }
-      if state.demand != .unlimited { state.demand -= 1 }
-      return downstream
+    let allowed = control.withLock { control in
+      guard control.isLive, control.demand > 0 else { return false }
+      if control.demand != .unlimited { control.demand -= 1 }
+      return true
     }
-    guard let downstream else { return .none }
+    guard allowed else { return .none }
     let more = downstream.receive(value)
-    if more > 0 { state.withLock { $0.demand += more } }
+    if more > 0 { control.withLock { $0.demand += more } }
     return more
   }
 
@@ -61,62 +72,75 @@ final class DemandRelay<Downstream: Subscriber>: Subscription, @unchecked Sendab
   ///
   /// - Returns: Whether the downstream is still there to serve.
   @inlinable func detach() -> Bool {
-    state.withLock { state in
-      state.upstream = nil
-      return state.downstream != nil
+    control.withLock { control in
+      control.upstream = nil
+      return control.isLive
     }
   }
 
   /// Ends the stream with a completion, once.
   @inlinable func finish(_ completion: Subscribers.Completion<Downstream.Failure>) {
-    let downstream = state.withLock { state in
-      defer { state = State() }
-      return state.downstream
-    }
-    downstream?.receive(completion: completion)
+    guard end() else { return }
+    downstream.receive(completion: completion)
   }
 
   /// Delivers `value` and finishes as soon as the downstream has demand.
   @inlinable func finish(with value: Downstream.Input) {
-    let downstream: Downstream? = state.withLock { state in
-      state.upstream = nil
-      guard state.demand > 0 else {
-        state.finalValue = value
-        return nil
+    // Stored first, so that a `request` that sees `hasFinalValue` always finds it.
+    finalValue.withLock { $0 = value }
+    let deliverNow = control.withLock { control in
+      control.upstream = nil
+      guard control.isLive else { return false }
+      guard control.demand > 0 else {
+        control.hasFinalValue = true
+        return false
       }
-      defer { state = State() }
-      return state.downstream
+      control.isLive = false
+      return true
     }
-    guard let downstream else { return }
-    _ = downstream.receive(value)
-    downstream.receive(completion: .finished)
+    if deliverNow, let value = finalValue.withLock({ $0.take() }) {
+      _ = downstream.receive(value)
+      downstream.receive(completion: .finished)
+    }
   }
 
-  @inlinable func request(_ demand: Subscribers.Demand) {
-    guard demand > 0 else { return }
-    let (upstream, final): ((any Subscription)?, (Downstream, Downstream.Input)?) =
-      state.withLock { state in
-        guard state.downstream != nil else { return (nil, nil) }
-        state.demand += demand
-        if let value = state.finalValue, let downstream = state.downstream {
-          state = State()
-          return (nil, (downstream, value))
-        }
-        return (state.upstream, nil)
+  /// Marks the relay over; `true` for the caller that ended it.
+  @inlinable func end() -> Bool {
+    control.withLock { control in
+      defer {
+        control.isLive = false
+        control.upstream = nil
       }
-    if let (downstream, value) = final {
+      return control.isLive
+    }
+  }
+
+  @usableFromInline func request(_ demand: Subscribers.Demand) {
+    guard demand > 0 else { return }
+    let (upstream, deliverFinal): ((any Subscription)?, Bool) = control.withLock { control in
+      guard control.isLive else { return (nil, false) }
+      control.demand += demand
+      if control.hasFinalValue {
+        control.isLive = false
+        return (nil, true)
+      }
+      return (control.upstream, false)
+    }
+    if deliverFinal, let value = finalValue.withLock({ $0.take() }) {
       _ = downstream.receive(value)
       downstream.receive(completion: .finished)
     }
     upstream?.request(demand)
   }
 
-  @inlinable func cancel() {
-    let (upstream, downstream) = state.withLock { state in
-      defer { state = State() }
-      return (state.upstream, state.downstream)
+  @usableFromInline func cancel() {
+    let upstream = control.withLock { control in
+      defer {
+        control.isLive = false
+        control.upstream = nil
+      }
+      return control.upstream
     }
     upstream?.cancel()
-    _ = downstream
   }
 }

@@ -200,33 +200,21 @@ enum ConduitSignal<Output, Failure: Error> {
 /// One subscriber's connection to a subject: its demand, and the value a
 /// `CurrentValueSubject` holds for it until it asks.
 ///
-/// The subscriber is reached through a closure made where the subscriber's type is known, so
-/// the call is specialised (a generic class's overridden methods never are).
+/// The subscriber is reached through closures made where its type is known, so the calls
+/// are specialised (a generic class's overridden methods never are). The closures are
+/// constants and the demand is an atomic word, so a delivery to a subscriber with unlimited
+/// demand (every `sink`) takes no lock and retains nothing: one load, one call. Finite
+/// demand and the held value change under `state`'s lock, which also writes the word.
+///
+/// The subscriber lives as long as the conduit: the subject lets go of the conduit on
+/// cancel and completion, and the subscriber lets go of it (its subscription) then too, as
+/// `Sink` does. Nothing is delivered once the word says cancelled.
 @usableFromInline
 final class SubjectConduit<Output, Failure: Error>: Subscription, @unchecked Sendable {
-  // @unchecked: the subscriber, demand and held value live in `state` (a `Locked` Mutex);
-  // `core` is Sendable.
-  /// The subscriber's entry points: values go through their own closure (a generic value
-  /// passed as is), the rarer signals through another. A struct around the closures, so that
-  /// moving them in and out of the generic lock never re-abstracts (and so never allocates)
-  /// them.
-  @usableFromInline
-  struct Target {
-    @usableFromInline let receive: Receive
-    @usableFromInline let signal: (ConduitSignal<Output, Failure>) -> Void
+  // @unchecked: `demand` is atomic; `held` lives in `state` (a `Locked` Mutex), which is
+  // also the only writer of `demand`; the entry points and `core` are immutable.
 
-    @inlinable init<S: Subscriber>(_ subscriber: S) where S.Input == Output, S.Failure == Failure {
-      receive = Receive { subscriber.receive($0) }
-      signal = { signal in
-        switch signal {
-        case .subscription(let subscription): subscriber.receive(subscription: subscription)
-        case .completion(let completion): subscriber.receive(completion: completion)
-        }
-      }
-    }
-  }
-
-  /// The value entry point alone, so that a delivery retains one closure context, not two.
+  /// The value entry point (a struct around the closure, so that it is never re-abstracted).
   @usableFromInline
   struct Receive {
     @usableFromInline let call: (Output) -> Subscribers.Demand
@@ -236,19 +224,21 @@ final class SubjectConduit<Output, Failure: Error>: Subscription, @unchecked Sen
 
   @usableFromInline
   struct State {
-    @usableFromInline var target: Target?
-    @usableFromInline var demand: Subscribers.Demand = .none
     /// The newest value a `CurrentValueSubject` could not deliver for lack of demand.
     @usableFromInline var held: Output?
     /// Whether this conduit belongs to a `CurrentValueSubject`.
-    @usableFromInline var keepsLatest: Bool
+    @usableFromInline let keepsLatest: Bool
 
-    @inlinable init(target: Target?, keepsLatest: Bool) {
-      self.target = target
-      self.keepsLatest = keepsLatest
-    }
+    @inlinable init(keepsLatest: Bool) { self.keepsLatest = keepsLatest }
   }
 
+  /// Outstanding demand, or one of the two markers below.
+  @usableFromInline let demand = Atomic<UInt>(0)
+  @usableFromInline static var unlimited: UInt { UInt.max - 1 }
+  @usableFromInline static var cancelled: UInt { UInt.max }
+
+  @usableFromInline let receive: Receive
+  @usableFromInline let signal: (ConduitSignal<Output, Failure>) -> Void
   @usableFromInline let state: Locked<State>
   @usableFromInline let core: SubjectCore<Output, Failure>
 
@@ -257,82 +247,95 @@ final class SubjectConduit<Output, Failure: Error>: Subscription, @unchecked Sen
   )
   where S.Input == Output, S.Failure == Failure {
     self.core = core
-    state = Locked(State(target: Target(subscriber), keepsLatest: keepsLatest))
+    receive = Receive { subscriber.receive($0) }
+    signal = { signal in
+      switch signal {
+      case .subscription(let subscription): subscriber.receive(subscription: subscription)
+      case .completion(let completion): subscriber.receive(completion: completion)
+      }
+    }
+    state = Locked(State(keepsLatest: keepsLatest))
   }
 
   @inlinable func start(holding current: Output?) {
-    let target = state.withLock { state in
-      state.held = current
-      return state.target
-    }
-    target?.signal(.subscription(self))
+    state.withLock { $0.held = current }
+    guard demand.load(ordering: .acquiring) != Self.cancelled else { return }
+    signal(.subscription(self))
     if current != nil { deliverHeldValue() }
   }
 
   @inlinable func deliver(_ value: Output) {
-    let receive: Receive? = state.withLock { state in
-      guard let target = state.target else { return nil }
-      if state.demand == .unlimited { return target.receive }
-      guard state.demand > 0 else {
+    let word = demand.load(ordering: .acquiring)
+    if word == Self.unlimited {
+      _ = receive.call(value)
+      return
+    }
+    if word == Self.cancelled { return }
+    let allowed = state.withLock { state in
+      let word = demand.load(ordering: .relaxed)
+      if word == Self.unlimited { return true }
+      guard word != Self.cancelled else { return false }
+      guard word > 0 else {
         // A CurrentValueSubject keeps the newest value for when demand arrives.
         if state.keepsLatest { state.held = value }
-        return nil
+        return false
       }
-      state.demand -= 1
+      demand.store(word - 1, ordering: .releasing)
       state.held = nil
-      return target.receive
+      return true
     }
-    guard let receive else { return }
+    guard allowed else { return }
     let more = receive.call(value)
-    if more > 0 { add(more) }
+    if more > 0 { _ = add(more) }
   }
 
   @inlinable func deliverHeldValue() {
-    let delivery: (Receive, Output)? = state.withLock { state in
-      guard let target = state.target, state.demand > 0, let held = state.held else {
-        return nil
-      }
-      state.demand -= 1
+    let held: Output? = state.withLock { state in
+      let word = demand.load(ordering: .relaxed)
+      guard word != Self.cancelled, word > 0, let held = state.held else { return nil }
+      if word != Self.unlimited { demand.store(word - 1, ordering: .releasing) }
       state.held = nil
-      return (target.receive, held)
+      return held
     }
-    guard let (receive, value) = delivery else { return }
-    let more = receive.call(value)
-    if more > 0 { add(more) }
+    guard let held else { return }
+    let more = receive.call(held)
+    if more > 0 { _ = add(more) }
   }
 
   @inlinable func complete(_ completion: Subscribers.Completion<Failure>) {
-    // The target is moved out so that the subscriber's last release happens after the lock.
-    let target = state.withLock { state in
-      defer { state = State(target: nil, keepsLatest: false) }
-      return state.target
+    guard end() else { return }
+    signal(.completion(completion))
+  }
+
+  /// Marks the conduit cancelled; `true` for the caller that did it.
+  @inlinable func end() -> Bool {
+    state.withLock { state in
+      state.held = nil
+      return demand.exchange(Self.cancelled, ordering: .acquiringAndReleasing) != Self.cancelled
     }
-    target?.signal(.completion(completion))
+  }
+
+  /// Adds demand under the lock; returns whether a held value now waits to be delivered.
+  @inlinable func add(_ more: Subscribers.Demand) -> Bool {
+    state.withLock { state in
+      let word = demand.load(ordering: .relaxed)
+      guard word != Self.cancelled, word != Self.unlimited else { return false }
+      let total = Subscribers.Demand.max(Int(word)) + more
+      // A finite demand is at most Int.max, well below the two markers.
+      let stored = total.max.map { UInt($0) } ?? Self.unlimited
+      demand.store(stored, ordering: .releasing)
+      return state.held != nil
+    }
   }
 
   @usableFromInline func request(_ demand: Subscribers.Demand) {
     guard demand > 0 else { return }
-    let replay = state.withLock { state in
-      guard state.target != nil else { return false }
-      state.demand += demand
-      return state.held != nil
-    }
     // A held value is delivered through the subject's queue so it is ordered with the
     // subject's other events and never delivered concurrently with them.
-    if replay { core.enqueue(.replay(self)) }
-  }
-
-  @inlinable func add(_ demand: Subscribers.Demand) {
-    state.withLock { state in
-      if state.target != nil { state.demand += demand }
-    }
+    if add(demand) { core.enqueue(.replay(self)) }
   }
 
   @usableFromInline func cancel() {
-    let target = state.withLock { state in
-      defer { state = State(target: nil, keepsLatest: false) }
-      return state.target
-    }
-    if target != nil { core.detach(self) }
+    if end() { core.detach(self) }
   }
 }

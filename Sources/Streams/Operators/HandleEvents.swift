@@ -81,6 +81,11 @@ final class HandleEventsInner<Downstream: Subscriber>: Subscriber, Subscription,
 
   @usableFromInline let downstream: Downstream
   @usableFromInline let handlers: EventHandlers<Downstream.Input, Downstream.Failure>
+  // Kept apart from `handlers`: `request` and `cancel` are called through
+  // `any Subscription`, unspecialised, where reading a generic struct costs a metadata
+  // lookup.
+  @usableFromInline let receiveRequest: (@Sendable (Subscribers.Demand) -> Void)?
+  @usableFromInline let receiveCancel: (@Sendable () -> Void)?
   @usableFromInline let link = UpstreamLink()
 
   @inlinable init(
@@ -88,6 +93,8 @@ final class HandleEventsInner<Downstream: Subscriber>: Subscriber, Subscription,
   ) {
     self.downstream = downstream
     self.handlers = handlers
+    receiveRequest = handlers.receiveRequest
+    receiveCancel = handlers.receiveCancel
   }
 
   @inlinable func receive(subscription: any Subscription) {
@@ -108,13 +115,13 @@ final class HandleEventsInner<Downstream: Subscriber>: Subscriber, Subscription,
   }
 
   @inlinable func request(_ demand: Subscribers.Demand) {
-    handlers.receiveRequest?(demand)
+    receiveRequest?(demand)
     link.request(demand)
   }
 
   @inlinable func cancel() {
     guard case .some(let subscription) = link.take() else { return }
-    handlers.receiveCancel?()
+    receiveCancel?()
     subscription?.cancel()
   }
 }

@@ -39,14 +39,18 @@ extension Publishers {
   }
 }
 
-/// Hands the upstream subscription downstream and keeps it to cancel on a throw; its state
-/// is touched only in `receive` calls, which the upstream serialises.
+/// The stage behind `tryMap`: the downstream's subscription (through `link`, a Mutex) so that
+/// a throw can cancel upstream and a downstream cancel releases the upstream subscription.
+/// `isDone` is only touched in `receive` calls, which the upstream serialises.
 @usableFromInline
-final class TryMapInner<Input, Failure: Error, Downstream: Subscriber>: Subscriber
+final class TryMapInner<Input, Failure: Error, Downstream: Subscriber>: Subscriber,
+  Subscription, @unchecked Sendable
 where Downstream.Failure == any Error {
+  // @unchecked: `link` is a Mutex; `isDone` and `downstream` are used only in the
+  // serialised `receive` calls; `transform` is an immutable `@Sendable` closure.
   @usableFromInline let downstream: Downstream
   @usableFromInline let transform: @Sendable (Input) throws -> Downstream.Input
-  @usableFromInline var upstream: (any Subscription)?
+  @usableFromInline let link = UpstreamLink()
   @usableFromInline var isDone = false
 
   @inlinable init(
@@ -57,8 +61,8 @@ where Downstream.Failure == any Error {
   }
 
   @inlinable func receive(subscription: any Subscription) {
-    upstream = subscription
-    downstream.receive(subscription: subscription)
+    guard link.attach(subscription) else { return }
+    downstream.receive(subscription: self)
   }
 
   @inlinable func receive(_ input: Input) -> Subscribers.Demand {
@@ -67,21 +71,22 @@ where Downstream.Failure == any Error {
       return downstream.receive(try transform(input))
     } catch {
       isDone = true
-      let subscription = upstream
-      upstream = nil
-      subscription?.cancel()
+      link.cancel()
       downstream.receive(completion: .failure(error))
       return .none
     }
   }
 
   @inlinable func receive(completion: Subscribers.Completion<Failure>) {
-    guard !isDone else { return }
+    guard !isDone, link.finish() else { return }
     isDone = true
-    upstream = nil
     switch completion {
     case .finished: downstream.receive(completion: .finished)
     case .failure(let error): downstream.receive(completion: .failure(error))
     }
   }
+
+  @inlinable func request(_ demand: Subscribers.Demand) { link.request(demand) }
+
+  @inlinable func cancel() { link.cancel() }
 }
