@@ -14,7 +14,7 @@ public protocol Publisher<Output, Failure> {
   /// Attaches the specified subscriber to this publisher.
   ///
   /// Implementations must call `subscriber.receive(subscription:)` exactly once.
-  /// Users call ``subscribe(_:)`` instead.
+  /// Users call `subscribe(_:)` instead.
   func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure
 }
 

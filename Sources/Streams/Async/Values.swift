@@ -3,7 +3,7 @@ extension Publisher where Failure == Never, Output: Sendable {
   ///
   /// Each access subscribes anew, so each `for await` loop is its own subscription and many
   /// loops can watch one publisher. Values that arrive faster than the loop consumes them are
-  /// buffered without bound; use ``values(bufferingPolicy:)`` to conflate instead. Breaking
+  /// buffered without bound; use `values(bufferingPolicy:)` to conflate instead. Breaking
   /// out of the loop, or cancelling its task, cancels the subscription at once. The stream
   /// ends when the publisher finishes, after the values already delivered.
   ///

@@ -11,7 +11,7 @@ public protocol Subject<Output, Failure>: AnyObject, Publisher {
   /// Hands the subject an upstream subscription, from which it requests unlimited values.
   ///
   /// This is what happens when a subject subscribes to a publisher with
-  /// ``Publisher/subscribe(_:)-(Subject)``.
+  /// `Publisher.subscribe(_:)` with a subject.
   func send(subscription: any Subscription)
 }
 
