@@ -29,6 +29,19 @@ struct SharedKeyTests {
     _ = again
   }
 
+  @Test func releasingTheLastHolderCancelsEvenWhileASaveIsPending() {
+    let pending = PendingSaves()
+    let store = TestStore<Int>()
+    let key = HoldingSaveKey(base: TestKey(store: store), pending: pending)
+    do {
+      @Shared(key) var value = 0
+      $value.withLock { $0 = 1 }
+      #expect(pending.continuations.count == 1)
+    }
+    #expect(store.cancels == 1)
+    for continuation in pending.continuations { continuation.resume() }
+  }
+
   @Test func loadsFromStorageAndIgnoresTheDefault() {
     let store = TestStore<Int>(stored: 41)
     @Shared(TestKey(store: store)) var value = 0
@@ -155,4 +168,29 @@ func withObservationTrackingOf(
   _ apply: () -> Void, onChange: @escaping @Sendable () -> Void
 ) {
   withObservationTracking(apply, onChange: onChange)
+}
+
+/// A key that keeps its save continuations (as a throttling strategy does) for the test to
+/// resume.
+struct HoldingSaveKey: SharedKey {
+  let base: TestKey<Int>
+  let pending: PendingSaves
+  var id: TestKey<Int>.ID { base.id }
+  func load(context: LoadContext<Int>, continuation: LoadContinuation<Int>) {
+    base.load(context: context, continuation: continuation)
+  }
+  func subscribe(
+    context: LoadContext<Int>, subscriber: SharedSubscriber<Int>
+  )
+    -> SharedSubscription
+  { base.subscribe(context: context, subscriber: subscriber) }
+  func save(_ value: Int, context: SaveContext, continuation: SaveContinuation) {
+    pending.state.withLock { $0.append(continuation) }
+  }
+}
+
+/// Save continuations a key holds on to.
+final class PendingSaves: Sendable {
+  let state = Mutex<[SaveContinuation]>([])
+  var continuations: [SaveContinuation] { state.withLock { $0 } }
 }

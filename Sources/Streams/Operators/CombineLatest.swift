@@ -2,11 +2,11 @@ extension Publisher {
   /// Publishes a tuple of the latest values of this publisher and `other` whenever either
   /// produces a value, once both have produced one.
   ///
-  /// Both upstreams are asked for unlimited values. When the subscriber has no demand, the
-  /// latest values are kept and one tuple of the newest values is delivered when it asks
-  /// again (intermediate combinations are conflated). The publisher finishes when both
-  /// upstreams have finished, or as soon as one finishes without ever producing a value; it
-  /// fails as soon as either fails, cancelling the other.
+  /// Demand from the subscriber is passed to both upstreams, as in Combine. A value that
+  /// arrives while the subscriber has no demand still becomes the latest value of its
+  /// upstream, but produces no tuple; the next value after the subscriber asks again does.
+  /// The publisher finishes when both upstreams have finished (even if one never produced a
+  /// value), and fails as soon as either fails, cancelling the other.
   ///
   /// ```swift
   /// username.combineLatest(password).sink { user, password in validate(user, password) }
@@ -133,8 +133,8 @@ private final class CombineLatestCore<Downstream: Subscriber>: Subscription {
   private struct State {
     var sides: [Side]
     var demand = Subscribers.Demand.none
-    /// A new combination arrived while the subscriber had no demand.
-    var isOwed = false
+    /// Everything the subscriber requested so far, for an upstream that subscribes late.
+    var requested = Subscribers.Demand.none
     var isTerminal = false
 
     var subscriptions: [any Subscription] { sides.compactMap(\.subscription) }
@@ -157,12 +157,16 @@ private final class CombineLatestCore<Downstream: Subscriber>: Subscription {
   }
 
   func side(_ index: Int, received subscription: any Subscription) {
-    let kept = state.withLock { state in
-      guard !state.isTerminal, state.sides[index].subscription == nil else { return false }
+    let requested = state.withLock { state -> Subscribers.Demand? in
+      guard !state.isTerminal, state.sides[index].subscription == nil else { return nil }
       state.sides[index].subscription = subscription
-      return true
+      return state.requested
     }
-    if kept { subscription.request(.unlimited) } else { subscription.cancel() }
+    guard let requested else {
+      subscription.cancel()
+      return
+    }
+    if requested > .none { subscription.request(requested) }
   }
 
   func side(_ index: Int, received value: Any) {
@@ -179,20 +183,12 @@ private final class CombineLatestCore<Downstream: Subscriber>: Subscription {
       guard !state.isTerminal else { return (false, []) }
       state.sides[index].subscription = nil
       state.sides[index].isFinished = true
-      switch completion {
-      case .failure:
+      if case .failure = completion {
         state.isTerminal = true
         defer { state.sides = [] }
         return (downstream.enqueue(.completion(completion)), state.subscriptions)
-      case .finished:
-        // A side that finished without a value means no combination can ever be made.
-        if state.sides[index].latest == nil {
-          state.isTerminal = true
-          defer { state.sides = [] }
-          return (downstream.enqueue(.completion(.finished)), state.subscriptions)
-        }
-        return (finishLocked(&state), [])
       }
+      return (finishLocked(&state), [])
     }
     for other in others { other.cancel() }
     if deliver { _ = downstream.deliver() }
@@ -200,13 +196,13 @@ private final class CombineLatestCore<Downstream: Subscriber>: Subscription {
 
   func request(_ demand: Subscribers.Demand) {
     guard demand > .none else { return }
-    let deliver = state.withLock { state -> Bool in
-      guard !state.isTerminal else { return false }
+    let subscriptions = state.withLock { state -> [any Subscription] in
+      guard !state.isTerminal else { return [] }
       state.demand += demand
-      guard state.isOwed else { return false }
-      return emitLocked(&state)
+      state.requested += demand
+      return state.subscriptions
     }
-    if deliver { addDemand(downstream.deliver()) }
+    for subscription in subscriptions { subscription.request(demand) }
   }
 
   func cancel() {
@@ -225,24 +221,16 @@ private final class CombineLatestCore<Downstream: Subscriber>: Subscription {
   }
 
   /// Queues the current combination if every side has a value and the subscriber has
-  /// demand (otherwise remembers that one is owed); then finishes if every side is done.
+  /// demand; without demand the combination is dropped, as Combine does.
   private func emitLocked(_ state: inout State) -> Bool {
     let values = state.sides.compactMap(\.latest)
-    guard values.count == state.sides.count else { return false }
-    guard state.demand > .none else {
-      state.isOwed = true
-      return false
-    }
+    guard values.count == state.sides.count, state.demand > .none else { return false }
     state.demand -= 1
-    state.isOwed = false
-    let deliver = downstream.enqueue(.value(combine(values)))
-    return finishLocked(&state) || deliver
+    return downstream.enqueue(.value(combine(values)))
   }
 
   private func finishLocked(_ state: inout State) -> Bool {
-    guard !state.isTerminal, !state.isOwed, state.sides.allSatisfy(\.isFinished) else {
-      return false
-    }
+    guard !state.isTerminal, state.sides.allSatisfy(\.isFinished) else { return false }
     state.isTerminal = true
     state.sides = []
     return downstream.enqueue(.completion(.finished))

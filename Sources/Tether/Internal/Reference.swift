@@ -245,9 +245,10 @@ final class Reference<Value: Sendable>: MutableReference {
       completion?(.success(()))
       return
     }
-    // The continuation keeps the reference alive until the key finishes the save.
-    let continuation = SaveContinuation(observer: issueObserver) { result in
-      self.finishSave(sequence: sequence, result: result)
+    // Weak: a pending save must not keep the reference alive, or releasing the last holder
+    // would not cancel the subscription, which is the key's cue to flush pending writes.
+    let continuation = SaveContinuation(observer: issueObserver) { [weak self] result in
+      self?.finishSave(sequence: sequence, result: result)
       completion?(result)
     }
     writer.save(value, context: context, continuation: continuation)
@@ -321,8 +322,8 @@ final class Reference<Value: Sendable>: MutableReference {
       let version = beginLoad()
       reader.load(
         context: .initialValue(initialValue),
-        continuation: LoadContinuation(observer: issueObserver) { result in
-          self.finishLoad(result, startedAt: version, initial: true)
+        continuation: LoadContinuation(observer: issueObserver) { [weak self] result in
+          self?.finishLoad(result, startedAt: version, initial: true)
         })
     }
     let subscription = reader.subscribe(
