@@ -72,6 +72,16 @@ import Testing
       recorder.events == [.subscription, .value(3), .value(2), .value(1), .completion(.finished)])
   }
 
+  @Test func mergeManyGrowsWithMergeWith() {
+    let recorder = RecordingSubscriber<Int, ContractError>()
+    let merged: Publishers.MergeMany<PassthroughSubject<Int, ContractError>> =
+      Publishers.MergeMany(a).merge(with: b)
+    merged.subscribe(recorder)
+    b.send(2)
+    a.send(1)
+    #expect(recorder.values == [2, 1])
+  }
+
   @Test func mergingNothingFinishesAtOnce() {
     let recorder = RecordingSubscriber<Int, ContractError>()
     Publishers.MergeMany<PassthroughSubject<Int, ContractError>>([]).subscribe(recorder)
