@@ -46,7 +46,7 @@ let package = Package(
       path: "Tests/TestChild"
     ),
 
-    .testTarget(name: "StreamsTests", dependencies: ["Streams", "TetherTesting"]),
+    .testTarget(name: "StreamsTests", dependencies: ["Streams", "TetherTesting", "TestSupport"]),
     .testTarget(
       name: "TetherTests",
       dependencies: ["Streams", "Tether", "TetherTesting", "TestSupport", "tether-test-child"]

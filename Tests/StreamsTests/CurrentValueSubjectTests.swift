@@ -1,6 +1,7 @@
 import Dispatch
 import Streams
 import Synchronization
+import TestSupport
 import Testing
 
 @Suite struct CurrentValueSubjectTests {
@@ -43,11 +44,11 @@ import Testing
     #expect(subject.value == 1)
   }
 
-  @Test func hammeredFromEightThreadsEndsConsistent() {
+  @Test func hammeredFromEightThreadsEndsConsistent() async {
     let subject = CurrentValueSubject<Int, Never>(-1)
     let last = Mutex<(count: Int, value: Int)>((0, 0))
     let cancellable = subject.sink { value in last.withLock { $0 = ($0.count + 1, value) } }
-    DispatchQueue.concurrentPerform(iterations: 8) { thread in
+    await concurrentlyOnDedicatedThreads(iterations: 8) { thread in
       for value in 0..<20_000 { subject.value = thread * 100_000 + value }
     }
     let (count, value) = last.withLock { $0 }

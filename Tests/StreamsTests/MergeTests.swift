@@ -1,6 +1,7 @@
 import Dispatch
 import Streams
 import Synchronization
+import TestSupport
 import Testing
 
 @Suite struct MergeTests {
@@ -88,7 +89,7 @@ import Testing
     #expect(recorder.events == [.subscription, .completion(.finished)])
   }
 
-  @Test func threadsSendingIntoBothUpstreamsReachTheSubscriberOneCallAtATime() {
+  @Test func threadsSendingIntoBothUpstreamsReachTheSubscriberOneCallAtATime() async {
     let a = PassthroughSubject<Int, Never>()
     let b = PassthroughSubject<Int, Never>()
     let received = Counter()
@@ -101,7 +102,7 @@ import Testing
       received.increment()
       inside.store(false, ordering: .releasing)
     }
-    DispatchQueue.concurrentPerform(iterations: 4) { thread in
+    await concurrentlyOnDedicatedThreads(iterations: 4) { thread in
       let subject = thread.isMultiple(of: 2) ? a : b
       for value in 0..<10_000 { subject.send(value) }
     }

@@ -1,6 +1,7 @@
 import Dispatch
 import Streams
 import Synchronization
+import TestSupport
 import Testing
 
 @Suite struct PassthroughSubjectTests {
@@ -41,24 +42,24 @@ import Testing
     #expect(subject.subscriberCount == 0)
   }
 
-  @Test func eightThreadsSendingReachEverySinkExactly() {
+  @Test func eightThreadsSendingReachEverySinkExactly() async {
     let subject = PassthroughSubject<Int, Never>()
     let counts = (0..<3).map { _ in Counter() }
     let cancellables = counts.indices.map { index in
       subject.sink { [counts] _ in counts[index].increment() }
     }
-    DispatchQueue.concurrentPerform(iterations: 8) { thread in
+    await concurrentlyOnDedicatedThreads(iterations: 8) { thread in
       for value in 0..<100_000 { subject.send(thread &* 100_000 &+ value) }
     }
     for count in counts { #expect(count.value == 800_000) }
     withExtendedLifetime(cancellables) {}
   }
 
-  @Test func everySubscriberSeesTheSameOrderWhileThreadsSend() {
+  @Test func everySubscriberSeesTheSameOrderWhileThreadsSend() async {
     let subject = PassthroughSubject<Int, Never>()
     let recorders = (0..<3).map { _ in RecordingSubscriber<Int, Never>() }
     recorders.forEach(subject.subscribe)
-    DispatchQueue.concurrentPerform(iterations: 4) { thread in
+    await concurrentlyOnDedicatedThreads(iterations: 4) { thread in
       for value in 0..<2_000 { subject.send(thread * 10_000 + value) }
     }
     #expect(recorders[0].values.count == 8_000)
@@ -104,9 +105,9 @@ import Testing
     #expect(recorder.values == [1])
   }
 
-  @Test func subscribersComingAndGoingWhileThreadsSendKeepTheContract() {
+  @Test func subscribersComingAndGoingWhileThreadsSendKeepTheContract() async {
     let subject = PassthroughSubject<Int, Never>()
-    DispatchQueue.concurrentPerform(iterations: 4) { thread in
+    await concurrentlyOnDedicatedThreads(iterations: 4) { thread in
       for round in 0..<200 {
         let recorder = RecordingSubscriber<Int, Never>()
         subject.subscribe(recorder)

@@ -1,6 +1,7 @@
 import Dispatch
 import Streams
 import Synchronization
+import TestSupport
 import Testing
 
 /// Records what scheduled actions did, and when, from any thread.
@@ -113,10 +114,10 @@ private final class Log: Sendable {
     timer.cancel()
   }
 
-  @Test func schedulingFromManyThreadsLosesNothing() {
+  @Test func schedulingFromManyThreadsLosesNothing() async {
     let scheduler = TestScheduler()
     let count = Atomic(0)
-    DispatchQueue.concurrentPerform(iterations: 8) { thread in
+    await concurrentlyOnDedicatedThreads(iterations: 8) { thread in
       for index in 0..<500 {
         scheduler.schedule(after: scheduler.now.advanced(by: .milliseconds(index % 7))) {
           count.add(1, ordering: .relaxed)

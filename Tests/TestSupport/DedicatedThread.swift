@@ -1,0 +1,28 @@
+import Dispatch
+import Foundation
+
+/// Runs blocking work on a thread of its own and waits for it without blocking the caller's
+/// thread.
+///
+/// Swift concurrency runs every task on a cooperative pool with one thread per core: two on
+/// CI. A test that blocks one of them (a stress loop, `DispatchQueue.concurrentPerform`, a
+/// blocking read) stalls every other test's `await` for as long as it runs, and their
+/// deadlines then expire for no fault of theirs. Hand such work to this function instead.
+public func onDedicatedThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+  await withCheckedContinuation { continuation in
+    let thread = Thread { continuation.resume(returning: body()) }
+    thread.name = "tether-test-dedicated"
+    thread.start()
+  }
+}
+
+/// Runs `body` for each index in `0..<iterations` in parallel, as
+/// `DispatchQueue.concurrentPerform` does, off Swift concurrency's cooperative pool (see
+/// ``onDedicatedThread(_:)``), and returns when every iteration has finished.
+public func concurrentlyOnDedicatedThreads(
+  iterations: Int, _ body: @escaping @Sendable (Int) -> Void
+) async {
+  await onDedicatedThread {
+    DispatchQueue.concurrentPerform(iterations: iterations, execute: body)
+  }
+}
