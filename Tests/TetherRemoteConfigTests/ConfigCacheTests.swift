@@ -66,7 +66,7 @@ import TetherRemoteConfig
       return
     }
     #expect(try String(contentsOfFile: movedTo, encoding: .utf8) == contents)
-    #expect(directory.contents.contains { $0.hasPrefix("remote-config.json.corrupt-") })
+    #expect(try directory.contents().contains { $0.hasPrefix("remote-config.json.corrupt-") })
     #expect(config[.maxItems] == 10)
     #expect(config.activeKeys.isEmpty)
 
