@@ -80,7 +80,7 @@ final class EventLog<Event: Sendable>: Sendable {
   /// - Returns: Whether the condition held in time.
   @discardableResult
   func wait(
-    timeout: Duration = .seconds(10), until condition: @escaping @Sendable ([Event]) -> Bool
+    timeout: Duration = .seconds(30), until condition: @escaping @Sendable ([Event]) -> Bool
   ) async -> Bool {
     let id = UUID()
     return await withCheckedContinuation { continuation in
@@ -108,7 +108,7 @@ final class EventLog<Event: Sendable>: Sendable {
   /// Waits for an event matching `matches` at or after index `start`.
   @discardableResult
   func wait(
-    from start: Int = 0, timeout: Duration = .seconds(10),
+    from start: Int = 0, timeout: Duration = .seconds(30),
     for matches: @escaping @Sendable (Event) -> Bool
   ) async -> Bool {
     await wait(timeout: timeout) { $0.dropFirst(start).contains(where: matches) }

@@ -36,7 +36,7 @@ final class Recorder<Value: Sendable>: Sendable {
   /// Waits until at least `count` values arrived, and returns them all.
   @discardableResult
   func waitForValues(
-    _ count: Int, timeout: Duration = .seconds(5), _ what: String = "values"
+    _ count: Int, timeout: Duration = Deadline.defaultTimeout, _ what: String = "values"
   ) async throws -> [Value] {
     try await waitUntil("\(count) \(what)", timeout: timeout) { values.count >= count }
     return values

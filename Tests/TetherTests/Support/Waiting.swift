@@ -4,7 +4,7 @@ import Foundation
 /// Returns whether it became true. (Waiting for a condition, never for a fixed time.)
 @discardableResult
 func waitForCondition(
-  timeout: Duration = .seconds(10), _ condition: @Sendable () -> Bool
+  timeout: Duration = .seconds(30), _ condition: @Sendable () -> Bool
 ) async -> Bool {
   let deadline = ContinuousClock.now + timeout
   while !condition() {
