@@ -17,16 +17,18 @@ public protocol Cancellable: Sendable {
 /// subject.sink { print($0) }.store(in: &cancellables)
 /// ```
 public final class AnyCancellable: Cancellable, Hashable {
-  private let cancelAction: Locked<(@Sendable () -> Void)?>
+  /// What `cancel()` runs, once. A wrapped `Cancellable` is kept as such rather than in a
+  /// closure: that saves an allocation per subscription (`sink` wraps its subscriber).
+  private let cancelAction: Locked<CancelAction?>
 
   /// Creates a cancellable that runs `cancel` once, on `cancel()` or on deinit.
   public init(_ cancel: @escaping @Sendable () -> Void) {
-    cancelAction = Locked(cancel)
+    cancelAction = Locked(.closure(cancel))
   }
 
   /// Creates a cancellable that cancels `canceller` on `cancel()` or on deinit.
-  public convenience init<C: Cancellable>(_ canceller: C) {
-    self.init { canceller.cancel() }
+  public init<C: Cancellable>(_ canceller: C) {
+    cancelAction = Locked(.cancellable(canceller))
   }
 
   deinit { cancel() }
@@ -37,7 +39,11 @@ public final class AnyCancellable: Cancellable, Hashable {
       defer { action = nil }
       return action
     }
-    action?()
+    switch action {
+    case .closure(let cancel): cancel()
+    case .cancellable(let canceller): canceller.cancel()
+    case nil: break
+    }
   }
 
   /// Stores this cancellable in the given set, which keeps it alive.
@@ -58,6 +64,12 @@ public final class AnyCancellable: Cancellable, Hashable {
   public func hash(into hasher: inout Hasher) {
     hasher.combine(ObjectIdentifier(self))
   }
+}
+
+/// The two things an ``AnyCancellable`` can run.
+private enum CancelAction: Sendable {
+  case closure(@Sendable () -> Void)
+  case cancellable(any Cancellable)
 }
 
 extension Cancellable {

@@ -37,6 +37,28 @@ import Testing
     #expect(recorder.values == [5])
   }
 
+  @Test func heldValueIsReleasedWhenReplacedAndWhenCancelled() {
+    let subject = CurrentValueSubject<HeldToken?, Never>(nil)
+    let recorder = RecordingSubscriber<HeldToken?, Never>(initialDemand: .none)
+    subject.subscribe(recorder)
+    weak var replaced: HeldToken?
+    weak var cancelled: HeldToken?
+    do {
+      let first = HeldToken()
+      replaced = first
+      subject.send(first)
+      let second = HeldToken()
+      cancelled = second
+      subject.send(second)
+    }
+    // The subscriber holds only the newest value; the subject's current value is the same.
+    #expect(replaced == nil)
+    recorder.cancel()
+    subject.send(nil)
+    #expect(cancelled == nil)
+    #expect(recorder.values.isEmpty)
+  }
+
   @Test func valueStopsChangingAfterCompletion() {
     let subject = CurrentValueSubject<Int, Never>(1)
     subject.send(completion: .finished)
@@ -72,3 +94,6 @@ import Testing
     #expect(subject.value == 30)
   }
 }
+
+/// A value whose release a test can observe.
+private final class HeldToken: Sendable {}

@@ -7,6 +7,15 @@ import Testing
     checkOperatorContract { $0.handleEvents(receiveOutput: { _ in }) }
   }
 
+  /// With a cancel or request handler the stage stands between its subscriber and upstream
+  /// (without one it hands the upstream subscription straight through): both keep the
+  /// contract.
+  @Test func keepsThePublisherContractWhenObservingCancelAndRequest() {
+    checkOperatorContract {
+      $0.handleEvents(receiveCancel: {}, receiveRequest: { _ in })
+    }
+  }
+
   @Test func reportsEveryEventInOrder() {
     let log = Mutex<[String]>([])
     let subject = PassthroughSubject<Int, Never>()

@@ -12,28 +12,17 @@
 /// it holds this subscription, and nothing reaches it once `control` says the relay is over.
 @usableFromInline
 final class DemandRelay<Downstream: Subscriber>: Subscription, @unchecked Sendable {
-  // @unchecked: `control` and `finalValue` are `Locked` Mutexes; `downstream` is immutable
-  // and only called from the serialised `receive` paths or after winning `control`.
-  @usableFromInline
-  struct Control: Sendable {
-    @usableFromInline var demand: Subscribers.Demand = .none
-    @usableFromInline var upstream: (any Subscription)?
-    @usableFromInline var isLive = true
-    @usableFromInline var hasSubscribedDownstream = false
-    /// A last value is waiting for demand (`replaceError`).
-    @usableFromInline var hasFinalValue = false
-
-    @inlinable init() {}
-  }
+  // @unchecked: `control` is a `Locked` Mutex, which also guards the boxed final value it
+  // holds; `downstream` is immutable and only called from the serialised `receive` paths or
+  // after winning `control`.
 
   @usableFromInline let downstream: Downstream
-  @usableFromInline let control = Locked(Control())
-  /// The value `finish(with:)` keeps until the downstream asks for it.
-  @usableFromInline let finalValue: Locked<Downstream.Input?>
+  /// Not generic, so that `request`, `cancel` and `deinit` (all unspecialised) take and
+  /// destroy it without a metadata lookup.
+  @usableFromInline let control = Locked(DemandRelayControl())
 
   @inlinable init(downstream: Downstream) {
     self.downstream = downstream
-    finalValue = Locked(nil)
   }
 
   /// Takes a new upstream subscription: the first is announced downstream, a later one is
@@ -86,22 +75,20 @@ final class DemandRelay<Downstream: Subscriber>: Subscription, @unchecked Sendab
 
   /// Delivers `value` and finishes as soon as the downstream has demand.
   @inlinable func finish(with value: Downstream.Input) {
-    // Stored first, so that a `request` that sees `hasFinalValue` always finds it.
-    finalValue.withLock { $0 = value }
     let deliverNow = control.withLock { control in
       control.upstream = nil
       guard control.isLive else { return false }
       guard control.demand > 0 else {
-        control.hasFinalValue = true
+        // Kept under the same lock as the flag, so a `request` that sees it finds it.
+        control.finalValue = ValueBox(value)
         return false
       }
       control.isLive = false
       return true
     }
-    if deliverNow, let value = finalValue.withLock({ $0.take() }) {
-      _ = downstream.receive(value)
-      downstream.receive(completion: .finished)
-    }
+    guard deliverNow else { return }
+    _ = downstream.receive(value)
+    downstream.receive(completion: .finished)
   }
 
   /// Marks the relay over; `true` for the caller that ended it.
@@ -117,30 +104,63 @@ final class DemandRelay<Downstream: Subscriber>: Subscription, @unchecked Sendab
 
   @usableFromInline func request(_ demand: Subscribers.Demand) {
     guard demand > 0 else { return }
-    let (upstream, deliverFinal): ((any Subscription)?, Bool) = control.withLock { control in
-      guard control.isLive else { return (nil, false) }
+    let (upstream, final): ((any Subscription)?, AnyObject?) = control.withLock { control in
+      guard control.isLive else { return (nil, nil) }
       control.demand += demand
-      if control.hasFinalValue {
+      if let final = control.finalValue {
         control.isLive = false
-        return (nil, true)
+        control.finalValue = nil
+        return (nil, final)
       }
-      return (control.upstream, false)
+      return (control.upstream, nil)
     }
-    if deliverFinal, let value = finalValue.withLock({ $0.take() }) {
-      _ = downstream.receive(value)
-      downstream.receive(completion: .finished)
-    }
+    if let final { deliverFinal(final) }
     upstream?.request(demand)
   }
 
+  /// The rare path of `request` (a replaced error waited for demand), kept out of line: the
+  /// compiler computes generic metadata at a function's entry, so inlined it would cost a
+  /// lookup on every `request`.
+  @usableFromInline @inline(never) func deliverFinal(_ final: AnyObject) {
+    _ = downstream.receive(unsafeDowncast(final, to: ValueBox<Downstream.Input>.self).value)
+    downstream.receive(completion: .finished)
+  }
+
   @usableFromInline func cancel() {
-    let upstream = control.withLock { control in
+    // The final value leaves the lock before it is released: its deinit may call out.
+    let (upstream, final): ((any Subscription)?, AnyObject?) = control.withLock { control in
       defer {
         control.isLive = false
         control.upstream = nil
+        control.finalValue = nil
       }
-      return control.upstream
+      return (control.upstream, control.finalValue)
     }
+    withExtendedLifetime(final) {}
     upstream?.cancel()
   }
+}
+
+/// The bookkeeping of a ``DemandRelay``, kept apart from its generic parameter.
+@usableFromInline
+struct DemandRelayControl {
+  @usableFromInline var demand: Subscribers.Demand = .none
+  @usableFromInline var upstream: (any Subscription)?
+  @usableFromInline var isLive = true
+  @usableFromInline var hasSubscribedDownstream = false
+  /// A last value waiting for demand (`replaceError`): a ``ValueBox`` of the downstream's
+  /// input, type-erased so that this state stays non-generic.
+  @usableFromInline var finalValue: AnyObject?
+
+  @inlinable init() {}
+}
+
+/// A value kept in non-generic, lock-protected state (`DemandRelay`'s final value,
+/// `SubjectConduit`'s held value), so that the code that only moves or drops it stays free of
+/// generic metadata lookups.
+@usableFromInline
+final class ValueBox<Value> {
+  @usableFromInline let value: Value
+
+  @inlinable init(_ value: Value) { self.value = value }
 }

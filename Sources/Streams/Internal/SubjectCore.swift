@@ -81,7 +81,7 @@ final class SubjectCore<Output, Failure: Error>: Sendable {
 
   @inlinable var current: Output? { state.withLock { $0.current } }
 
-  @usableFromInline var conduitCount: Int { state.withLock { $0.conduits.count } }
+  @inlinable var conduitCount: Int { state.withLock { $0.conduits.count } }
 
   @inlinable func send(_ value: Output) {
     let snapshot: ContiguousArray<SubjectConduit<Output, Failure>>? = state.withLock { state in
@@ -130,7 +130,7 @@ final class SubjectCore<Output, Failure: Error>: Sendable {
     if isDeliverer { drain() }
   }
 
-  @usableFromInline func detach(_ conduit: SubjectConduit<Output, Failure>) {
+  @inlinable func detach(_ conduit: SubjectConduit<Output, Failure>) {
     state.withLock { state in
       if let index = state.conduits.firstIndex(where: { $0 === conduit }) {
         state.conduits.remove(at: index)
@@ -206,13 +206,18 @@ enum ConduitSignal<Output, Failure: Error> {
 /// demand (every `sink`) takes no lock and retains nothing: one load, one call. Finite
 /// demand and the held value change under `state`'s lock, which also writes the word.
 ///
+/// `request` and `cancel` arrive through `any Subscription`, unspecialised, so what they
+/// touch is not generic: `state` holds the held value type-erased in a ``ValueBox``, and
+/// leaving the subject goes through `detachFromCore`, a closure made (specialised) in `init`.
+/// In unspecialised code every generic type costs a metadata lookup, also in `deinit`.
+///
 /// The subscriber lives as long as the conduit: the subject lets go of the conduit on
 /// cancel and completion, and the subscriber lets go of it (its subscription) then too, as
 /// `Sink` does. Nothing is delivered once the word says cancelled.
 @usableFromInline
 final class SubjectConduit<Output, Failure: Error>: Subscription, @unchecked Sendable {
-  // @unchecked: `demand` is atomic; `held` lives in `state` (a `Locked` Mutex), which is
-  // also the only writer of `demand`; the entry points and `core` are immutable.
+  // @unchecked: `demand` is atomic; the held value lives in `state` (a `Locked` Mutex),
+  // which is also the only writer of `demand`; the entry points and `core` are immutable.
 
   /// The value entry point (a struct around the closure, so that it is never re-abstracted).
   @usableFromInline
@@ -222,16 +227,6 @@ final class SubjectConduit<Output, Failure: Error>: Subscription, @unchecked Sen
     @inlinable init(_ call: @escaping (Output) -> Subscribers.Demand) { self.call = call }
   }
 
-  @usableFromInline
-  struct State {
-    /// The newest value a `CurrentValueSubject` could not deliver for lack of demand.
-    @usableFromInline var held: Output?
-    /// Whether this conduit belongs to a `CurrentValueSubject`.
-    @usableFromInline let keepsLatest: Bool
-
-    @inlinable init(keepsLatest: Bool) { self.keepsLatest = keepsLatest }
-  }
-
   /// Outstanding demand, or one of the two markers below.
   @usableFromInline let demand = Atomic<UInt>(0)
   @usableFromInline static var unlimited: UInt { UInt.max - 1 }
@@ -239,7 +234,8 @@ final class SubjectConduit<Output, Failure: Error>: Subscription, @unchecked Sen
 
   @usableFromInline let receive: Receive
   @usableFromInline let signal: (ConduitSignal<Output, Failure>) -> Void
-  @usableFromInline let state: Locked<State>
+  @usableFromInline let detachFromCore: (SubjectConduit<Output, Failure>) -> Void
+  @usableFromInline let state: Locked<ConduitState>
   @usableFromInline let core: SubjectCore<Output, Failure>
 
   @inlinable init<S: Subscriber>(
@@ -254,11 +250,17 @@ final class SubjectConduit<Output, Failure: Error>: Subscription, @unchecked Sen
       case .completion(let completion): subscriber.receive(completion: completion)
       }
     }
-    state = Locked(State(keepsLatest: keepsLatest))
+    detachFromCore = { [core] conduit in core.detach(conduit) }
+    state = Locked(ConduitState(keepsLatest: keepsLatest))
   }
 
   @inlinable func start(holding current: Output?) {
-    state.withLock { $0.held = current }
+    let box: AnyObject? = current.map { ValueBox($0) }
+    let previous = state.withLock { state in
+      defer { state.held = box }
+      return state.held
+    }
+    withExtendedLifetime(previous) {}
     guard demand.load(ordering: .acquiring) != Self.cancelled else { return }
     signal(.subscription(self))
     if current != nil { deliverHeldValue() }
@@ -271,26 +273,32 @@ final class SubjectConduit<Output, Failure: Error>: Subscription, @unchecked Sen
       return
     }
     if word == Self.cancelled { return }
+    // Whatever `box` ends up holding is a replaced held value, released outside the lock.
+    var box: AnyObject?
     let allowed = state.withLock { state in
       let word = demand.load(ordering: .relaxed)
       if word == Self.unlimited { return true }
       guard word != Self.cancelled else { return false }
       guard word > 0 else {
         // A CurrentValueSubject keeps the newest value for when demand arrives.
-        if state.keepsLatest { state.held = value }
+        if state.keepsLatest {
+          box = ValueBox(value)
+          swap(&state.held, &box)
+        }
         return false
       }
       demand.store(word - 1, ordering: .releasing)
-      state.held = nil
+      swap(&state.held, &box)
       return true
     }
+    withExtendedLifetime(box) {}
     guard allowed else { return }
     let more = receive.call(value)
     if more > 0 { _ = add(more) }
   }
 
   @inlinable func deliverHeldValue() {
-    let held: Output? = state.withLock { state in
+    let held: AnyObject? = state.withLock { state in
       let word = demand.load(ordering: .relaxed)
       guard word != Self.cancelled, word > 0, let held = state.held else { return nil }
       if word != Self.unlimited { demand.store(word - 1, ordering: .releasing) }
@@ -298,7 +306,7 @@ final class SubjectConduit<Output, Failure: Error>: Subscription, @unchecked Sen
       return held
     }
     guard let held else { return }
-    let more = receive.call(held)
+    let more = receive.call(unsafeDowncast(held, to: ValueBox<Output>.self).value)
     if more > 0 { _ = add(more) }
   }
 
@@ -309,10 +317,15 @@ final class SubjectConduit<Output, Failure: Error>: Subscription, @unchecked Sen
 
   /// Marks the conduit cancelled; `true` for the caller that did it.
   @inlinable func end() -> Bool {
-    state.withLock { state in
-      state.held = nil
-      return demand.exchange(Self.cancelled, ordering: .acquiringAndReleasing) != Self.cancelled
+    let (ended, held): (Bool, AnyObject?) = state.withLock { state in
+      defer { state.held = nil }
+      let ended =
+        demand.exchange(Self.cancelled, ordering: .acquiringAndReleasing) != Self.cancelled
+      return (ended, state.held)
     }
+    // The held value is released outside the lock: its deinit may call out.
+    withExtendedLifetime(held) {}
+    return ended
   }
 
   /// Adds demand under the lock; returns whether a held value now waits to be delivered.
@@ -332,10 +345,27 @@ final class SubjectConduit<Output, Failure: Error>: Subscription, @unchecked Sen
     guard demand > 0 else { return }
     // A held value is delivered through the subject's queue so it is ordered with the
     // subject's other events and never delivered concurrently with them.
-    if add(demand) { core.enqueue(.replay(self)) }
+    if add(demand) { replayHeldValue() }
+  }
+
+  /// Out of line so that `request` computes no generic metadata unless a value is held.
+  @usableFromInline @inline(never) func replayHeldValue() {
+    core.enqueue(.replay(self))
   }
 
   @usableFromInline func cancel() {
-    if end() { core.detach(self) }
+    if end() { detachFromCore(self) }
   }
+}
+
+/// A conduit's lock-protected state; not generic (see ``SubjectConduit``).
+@usableFromInline
+struct ConduitState {
+  /// The newest value a `CurrentValueSubject` could not deliver for lack of demand, as a
+  /// ``ValueBox`` of the subject's output.
+  @usableFromInline var held: AnyObject?
+  /// Whether this conduit belongs to a `CurrentValueSubject`.
+  @usableFromInline let keepsLatest: Bool
+
+  @inlinable init(keepsLatest: Bool) { self.keepsLatest = keepsLatest }
 }

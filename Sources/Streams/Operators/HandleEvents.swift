@@ -99,6 +99,13 @@ final class HandleEventsInner<Downstream: Subscriber>: Subscriber, Subscription,
 
   @inlinable func receive(subscription: any Subscription) {
     handlers.receiveSubscription?(subscription)
+    guard receiveRequest != nil || receiveCancel != nil else {
+      // Nothing to observe on the way up: hand the upstream subscription straight down, as
+      // `map` does, so `request` and `cancel` cost no lock or call here. (The link stays
+      // awaiting; `receive(completion:)` still forwards one completion only.)
+      downstream.receive(subscription: subscription)
+      return
+    }
     guard link.attach(subscription) else { return }
     downstream.receive(subscription: self)
   }

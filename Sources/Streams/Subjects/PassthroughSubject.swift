@@ -36,7 +36,7 @@ public final class PassthroughSubject<Output, Failure: Error>: Subject {
   }
 
   /// The number of attached subscribers (for diagnostics and tests).
-  public var subscriberCount: Int { core.conduitCount }
+  @inlinable public var subscriberCount: Int { core.conduitCount }
 }
 
 // @unchecked: all mutable state lives in `SubjectCore.state` and each conduit's `state`,
