@@ -58,9 +58,14 @@ func configTour(_ arguments: TourArguments) async {
     print("fetch failed: \(error); the defaults stay in place")
   }
 
+  // The notes describe the embedded file; a server's document says what it says.
+  let embedded = arguments.configURL == nil
   print("welcome_title = \(config[.welcomeTitle])")
-  print("max_items     = \(config[.maxItems])   (the embedded file sends the string \"20\")")
-  print("new_checkout  = \(config[.newCheckout])   (\"yes\" reads as true)")
+  print(
+    "max_items     = \(config[.maxItems])"
+      + (embedded ? "   (the embedded file sends the string \"20\")" : ""))
+  print(
+    "new_checkout  = \(config[.newCheckout])" + (embedded ? "   (\"yes\" reads as true)" : ""))
   print("accent_color  = \(config[.accentColor])")
   print("launch_date   = \(config[.launchDate].map { $0.formatted(.iso8601) } ?? "none")")
   print("theme         = \(config[.theme])")
@@ -70,7 +75,9 @@ func configTour(_ arguments: TourArguments) async {
   print("source of max_items: \(config.configValue(for: .maxItems).source)")
 
   // A value that cannot be read as the key's type is never used: the default is.
-  print("retry_limit   = \(config[.retryLimit])   (the default: \"lots\" is not an Int)")
+  print(
+    "retry_limit   = \(config[.retryLimit])"
+      + (embedded ? "   (the default: \"lots\" is not an Int)" : ""))
   print("safeConfig    = \(String(describing: config[safeConfig: .retryLimit]))")
   for error in config.decodeErrors { print("decode error: \(error)") }
 
