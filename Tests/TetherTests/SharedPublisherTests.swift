@@ -1,3 +1,5 @@
+import Dispatch
+import Foundation
 import Streams
 import Synchronization
 import Testing
@@ -103,6 +105,27 @@ struct SharedPublisherTests {
     $value.withLock { $0 = 1 }
     #expect(recorder.values == [0, 1, 2])
     #expect(value == 2)
+    _ = cancellable
+  }
+
+  @Test func aChangeMadeOnAnotherThreadWhileASinkRunsIsDeliveredAfterIt() {
+    @Shared(.inMemory("handoff")) var value = 0
+    let shared = $value
+    let recorder = Recorder<Int>()
+    let otherThreadMutated = DispatchSemaphore(value: 0)
+    let cancellable = $value.publisher.sink { received in
+      recorder.append(received)
+      guard received == 1 else { return }
+      // This thread is delivering: the other thread's change is queued, not delivered there.
+      Thread {
+        shared.withLock { $0 = 2 }
+        otherThreadMutated.signal()
+      }.start()
+      #expect(otherThreadMutated.wait(timeout: .now() + 10) == .success)
+      #expect(recorder.values == [0, 1])
+    }
+    $value.withLock { $0 = 1 }
+    #expect(recorder.values == [0, 1, 2])
     _ = cancellable
   }
 

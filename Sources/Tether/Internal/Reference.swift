@@ -37,7 +37,6 @@ final class Reference<Value: Sendable>: MutableReference {
     @usableFromInline var saveResultSequence: UInt64 = 0
     @usableFromInline var listeners: [Listener<Value>] = []
     @usableFromInline var outbox: [Delivery] = []
-    @usableFromInline var draining = false
     /// Whether the value was ever read through `value`, the only way an Observation tracker
     /// can start watching it. Until then changes skip the registrar (~100 ns each on Linux);
     /// afterwards every change notifies it, so no tracker ever misses one.
@@ -48,6 +47,12 @@ final class Reference<Value: Sendable>: MutableReference {
   }
 
   @usableFromInline let state: Lock<State>
+  /// Who delivers: `idle`, `draining` (a drainer runs and the outbox is empty) or `queued` (a
+  /// drainer runs and the outbox holds more). Only a thread holding `state`'s lock moves it
+  /// away from `idle` or to `queued`; the drainer alone moves it back to `idle`, and outside
+  /// the lock only from `draining`. So a drainer that found nothing queued ends with one
+  /// compare-and-exchange instead of a second lock round trip.
+  @usableFromInline let drainer = Atomic<UInt8>(DrainerState.idle)
   /// The value declared by whoever created the reference; restored on "initial value".
   let initialValue: Value
   private let reader: (any SharedReaderKey<Value>)?
@@ -184,29 +189,50 @@ final class Reference<Value: Sendable>: MutableReference {
       .change(version: state.version, value: state.value, save: sequence), in: &state)
   }
 
+  /// Called with `state`'s lock held.
   @inlinable
   func enqueue(_ delivery: Delivery, in state: inout State) -> DrainStart? {
-    if state.draining {
+    while true {
+      let current = drainer.load(ordering: .acquiring)
+      let next = current == DrainerState.idle ? DrainerState.draining : DrainerState.queued
+      // Only the drainer changes the state concurrently (`draining` to `idle`), so this
+      // retries at most once.
+      guard
+        current == next
+          || drainer.compareExchange(
+            expected: current, desired: next, ordering: .acquiringAndReleasing
+          ).exchanged
+      else { continue }
+      if current == DrainerState.idle {
+        return DrainStart(first: delivery, listeners: state.listeners)
+      }
       state.outbox.append(delivery)
       return nil
     }
-    state.draining = true
-    return DrainStart(first: delivery, listeners: state.listeners)
   }
 
   @inlinable
   func drain(_ start: DrainStart) {
     deliver(start.first, to: start.listeners)
+    // Nothing queued meanwhile (the common case): done without taking the lock again.
+    if drainer.compareExchange(
+      expected: DrainerState.draining, desired: DrainerState.idle,
+      ordering: .acquiringAndReleasing
+    ).exchanged {
+      return
+    }
     var batch: [Delivery] = []
     while true {
       let listeners = state.withLock { state -> [Listener<Value>]? in
         guard !state.outbox.isEmpty else {
-          state.draining = false
+          // Under the lock nobody else can move the state, so a plain store ends draining.
+          drainer.store(DrainerState.idle, ordering: .releasing)
           // Keep the larger buffer in the state so steady traffic allocates nothing.
           if batch.capacity > state.outbox.capacity { swap(&state.outbox, &batch) }
           return nil
         }
         swap(&state.outbox, &batch)
+        drainer.store(DrainerState.draining, ordering: .releasing)
         return state.listeners
       }
       guard let listeners else { return }
@@ -443,4 +469,12 @@ final class Reference<Value: Sendable>: MutableReference {
     notifyObservation(ObservedProperties.loadError)
     if loadingEnded { notifyObservation(ObservedProperties.isLoading) }
   }
+}
+
+/// The values of `Reference.drainer`.
+@usableFromInline
+enum DrainerState {
+  @inlinable static var idle: UInt8 { 0 }
+  @inlinable static var draining: UInt8 { 1 }
+  @inlinable static var queued: UInt8 { 2 }
 }
