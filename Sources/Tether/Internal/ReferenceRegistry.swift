@@ -111,8 +111,9 @@ extension Reference: AnyRegisteredReference {}
 
 /// The entries of one key type. Every key type maps to exactly one `ID` type (a `.Default`
 /// key shares its base key's table and has the same `ID`), which makes the downcasts exact.
+// @unchecked: no stored state; the subclass is touched only inside `ReferenceRegistry.tables`'
+// lock.
 class AnyKeyTable: @unchecked Sendable {}
-// @unchecked: touched only inside `ReferenceRegistry.tables`' lock.
 
 /// The entries of one key type, by id.
 final class KeyTable<ID: Hashable & Sendable>: AnyKeyTable, @unchecked Sendable {
