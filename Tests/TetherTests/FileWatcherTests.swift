@@ -76,6 +76,40 @@ import Testing
     #expect(await writeUntilSeenAsWritten("4", to: url, log: log))
   }
 
+  #if canImport(Glibc) || canImport(Musl)
+  // A real `mkdir` from another process can land between the backend's failed attempt to
+  // watch a directory and its watch on the parent; the kernel then never reports it. A real
+  // race hits that window about once in hundreds of runs, so a hook (a fault injection, not
+  // a real part) creates the directory exactly there, every time.
+  @Test func aDirectoryCreatedWhileTheWatchFallsBackToItsParentIsFollowed_injectedRace()
+    async throws
+  {
+    let outer = directory.file("late")
+    let inner = outer.appendingPathComponent("inner")
+    let url = inner.appendingPathComponent("watched.json")
+    let injections = EventLog<String>()
+    let backend = InotifyBackend(afterMissingDirectory: { path in
+      // Only once `late` exists can `late/inner` be created; do it once.
+      guard path == inner.path, injections.events.isEmpty,
+        (try? FileManager.default.createDirectory(at: inner, withIntermediateDirectories: false))
+          != nil
+      else { return }
+      injections.append(path)
+    })
+    let watcher = FileWatcher(backend: backend)
+    let log = EventLog<FileWatcher.Change>()
+    let watch = watcher.watch(url.path) { log.append($0) }
+    defer { watch.cancel() }
+
+    try FileManager.default.createDirectory(at: outer, withIntermediateDirectories: false)
+    #expect(await injections.wait(for: { $0 == inner.path }))
+    #expect(await log.wait(for: { $0 == .unknown }))
+    let seen = log.events.count
+    try Data("1".utf8).write(to: url, options: .atomic)
+    #expect(await log.wait(from: seen, for: { $0 == .written }))
+  }
+  #endif
+
   /// Waits for the watch to settle: replaces the file until a write is reported as
   /// `written` (each attempt waits up to 200 ms), at most 50 times.
   private func writeUntilSeenAsWritten(

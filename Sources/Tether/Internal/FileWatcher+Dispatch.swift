@@ -56,11 +56,12 @@ final class DispatchBackend: FileWatcherBackend, Sendable {
     guard let registration = registrations.withLock({ $0[id] }) else { return }
     registration.sources.cancelAll()
     let handler = registration.handler
-    var depth = registration.components.count
+    let components = registration.components
+    func path(_ depth: Int) -> String { "/" + components.prefix(depth).joined(separator: "/") }
+    var depth = components.count
     var directory: Int32 = -1
     while depth >= 0 {
-      let path = "/" + registration.components.prefix(depth).joined(separator: "/")
-      directory = open(path, O_EVTONLY | O_DIRECTORY)
+      directory = open(path(depth), O_EVTONLY | O_DIRECTORY)
       if directory >= 0 { break }
       depth -= 1
     }
@@ -81,6 +82,11 @@ final class DispatchBackend: FileWatcherBackend, Sendable {
             handler(.unknown)
           })
       }
+    } else if access(path(depth + 1), F_OK) == 0 {
+      // The next level appeared between the failed open and the source above taking effect,
+      // so its creation sends no event: go deeper now and let the owner look.
+      arm(id)
+      handler(.unknown)
     }
   }
 

@@ -47,7 +47,14 @@ final class InotifyBackend: FileWatcherBackend, Sendable {
   // Dispatch sources are thread-safe; the source is created once and never replaced.
   private nonisolated(unsafe) let source: any DispatchSourceRead
 
-  init() {
+  /// Called, in tests only, with the path of a missing directory just before the backend
+  /// falls back to watching its parent: the moment a racing `mkdir` could slip through.
+  private let afterMissingDirectory: (@Sendable (String) -> Void)?
+
+  /// Creates the backend. `afterMissingDirectory` lets a test create a directory at the
+  /// worst possible moment; production code passes nothing.
+  init(afterMissingDirectory: (@Sendable (String) -> Void)? = nil) {
+    self.afterMissingDirectory = afterMissingDirectory
     descriptor = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
     source = DispatchSource.makeReadSource(fileDescriptor: max(descriptor, 0), queue: queue)
     guard descriptor >= 0 else { return }
@@ -80,15 +87,36 @@ final class InotifyBackend: FileWatcherBackend, Sendable {
   }
 
   /// Watches the deepest existing directory on the registration's path.
+  ///
+  /// A directory can appear between the failed attempt to watch it and the watch on its
+  /// parent taking effect; its creation event then never arrives. So once a watch on an
+  /// ancestor is in place, the next level is tried again, and the backend goes deeper for as
+  /// long as it finds one.
   private func arm(_ id: UInt64, in state: inout State) {
     guard descriptor >= 0, var registration = state.registrations[id] else { return }
-    var depth = registration.components.count
+    let components = registration.components
+    func path(_ depth: Int) -> String { "/" + components.prefix(depth).joined(separator: "/") }
+    var depth = components.count
     var watch: Int32 = -1
     while true {
-      let path = "/" + registration.components.prefix(depth).joined(separator: "/")
-      watch = inotify_add_watch(descriptor, path, Self.mask)
-      if watch >= 0 || depth == 0 { break }
-      depth -= 1
+      watch = inotify_add_watch(descriptor, path(depth), Self.mask)
+      if watch < 0 {
+        if depth == 0 { break }
+        afterMissingDirectory?(path(depth))
+        depth -= 1
+        continue
+      }
+      guard depth < components.count else { break }
+      let deeper = inotify_add_watch(descriptor, path(depth + 1), Self.mask)
+      guard deeper >= 0 else { break }
+      // The next level appeared meanwhile: keep its watch, and drop the ancestor's unless
+      // another registration uses it.
+      if watch != registration.descriptor, state.registrationsByDescriptor[watch] == nil {
+        inotify_rm_watch(descriptor, watch)
+      }
+      watch = deeper
+      depth += 1
+      if depth == components.count { break }
     }
     if watch != registration.descriptor {
       detach(id, from: registration.descriptor, in: &state)

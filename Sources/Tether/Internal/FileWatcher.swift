@@ -40,6 +40,11 @@ final class FileWatcher: Sendable {
     #endif
   }
 
+  /// Creates a watcher over a given backend (tests use this to inject a race).
+  init(backend: any FileWatcherBackend) {
+    self.backend = backend
+  }
+
   /// Starts watching the file at `path` (an absolute, standardized path) and calls `handler`
   /// for each change until the returned watch is cancelled or released.
   func watch(_ path: String, handler: @escaping @Sendable (Change) -> Void) -> Watch {
