@@ -186,8 +186,9 @@ func writeInPlace(_ text: String, to url: URL) throws {
   try handle.close()
 }
 
-/// Counts the file writes the watcher sees for `url` (each atomic replace is one `written`
-/// event), using a fence file to know that every earlier event has arrived.
+/// Counts the file writes the watcher sees for `url` (each atomic replace is one `replaced`
+/// event; `written` is not counted, since a child process another test spawns can report one
+/// for a file it never wrote), using a fence file to know that every earlier event has arrived.
 final class WriteCounter: Sendable {
   private let log = EventLog<String>()
   private let watches: [FileWatcher.Watch]
@@ -198,18 +199,21 @@ final class WriteCounter: Sendable {
     let log = self.log
     watches = [
       FileWatcher.shared.watch(url.path) { change in
-        if change == .written { log.append("write") }
+        log.append(change == .replaced ? "write" : "\(change)")
       },
       FileWatcher.shared.watch(fence.path) { change in
-        if change == .written { log.append("fence") }
+        if change == .replaced { log.append("fence") }
       },
     ]
   }
 
+  /// Everything the watcher reported, in order (`write` for each write).
+  var events: [String] { log.events }
+
   /// The writes seen once every event before this call has been delivered.
   func settledCount() async -> Int {
     let before = log.events.filter { $0 == "fence" }.count
-    _ = FileManager.default.createFile(atPath: fence.path, contents: Data("x".utf8))
+    #expect((try? Data("x".utf8).write(to: fence, options: .atomic)) != nil)
     let arrived = await log.wait { $0.filter { $0 == "fence" }.count > before }
     #expect(arrived, "the fence write was not observed")
     return log.events.filter { $0 == "write" }.count

@@ -28,7 +28,7 @@ import Testing
     #expect(await log.wait(from: seen, for: { $0 == .written }))
     seen = log.events.count
     try Data("3".utf8).write(to: url, options: .atomic)
-    #expect(await log.wait(from: seen, for: { $0 == .written }))
+    #expect(await log.wait(from: seen, for: { $0 == .replaced }))
     seen = log.events.count
     try FileManager.default.removeItem(at: url)
     #expect(await log.wait(from: seen, for: { $0 == .removed }))
@@ -51,7 +51,7 @@ import Testing
   // While the watcher re-arms (one directory level per event), a write can land before the
   // watch reaches the file's directory; the watcher then reports `unknown` once it gets there
   // (look again). So each phase checks that the file was noticed, and then that the watch
-  // settled where it belongs: later writes arrive as `written`.
+  // settled where it belongs: later replaces arrive as `replaced`.
   @Test func followsADirectoryThatAppearsLaterAndIsRemovedAndRecreated() async throws {
     let folder = directory.file("a/b")
     let url = folder.appendingPathComponent("watched.json")
@@ -62,8 +62,8 @@ import Testing
     var seen = log.events.count
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     try Data("1".utf8).write(to: url, options: .atomic)
-    #expect(await log.wait(from: seen, for: { $0 == .written || $0 == .unknown }))
-    #expect(await writeUntilSeenAsWritten("2", to: url, log: log))
+    #expect(await log.wait(from: seen, for: { $0 == .replaced || $0 == .unknown }))
+    #expect(await writeUntilSeenAsReplaced("2", to: url, log: log))
 
     seen = log.events.count
     try FileManager.default.removeItem(at: directory.file("a"))
@@ -72,8 +72,8 @@ import Testing
     seen = log.events.count
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     try Data("3".utf8).write(to: url, options: .atomic)
-    #expect(await log.wait(from: seen, for: { $0 == .written || $0 == .unknown }))
-    #expect(await writeUntilSeenAsWritten("4", to: url, log: log))
+    #expect(await log.wait(from: seen, for: { $0 == .replaced || $0 == .unknown }))
+    #expect(await writeUntilSeenAsReplaced("4", to: url, log: log))
   }
 
   #if canImport(Glibc) || canImport(Musl)
@@ -106,19 +106,19 @@ import Testing
     #expect(await log.wait(for: { $0 == .unknown }))
     let seen = log.events.count
     try Data("1".utf8).write(to: url, options: .atomic)
-    #expect(await log.wait(from: seen, for: { $0 == .written }))
+    #expect(await log.wait(from: seen, for: { $0 == .replaced }))
   }
   #endif
 
   /// Waits for the watch to settle: replaces the file until a write is reported as
-  /// `written` (each attempt waits up to 200 ms), at most 50 times.
-  private func writeUntilSeenAsWritten(
+  /// `replaced` (each attempt waits up to 200 ms), at most 50 times.
+  private func writeUntilSeenAsReplaced(
     _ text: String, to url: URL, log: EventLog<FileWatcher.Change>
   ) async -> Bool {
     for _ in 0..<50 {
       let seen = log.events.count
       try? Data(text.utf8).write(to: url, options: .atomic)
-      if await log.wait(from: seen, timeout: .milliseconds(200), for: { $0 == .written }) {
+      if await log.wait(from: seen, timeout: .milliseconds(200), for: { $0 == .replaced }) {
         return true
       }
     }

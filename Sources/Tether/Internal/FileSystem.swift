@@ -2,7 +2,7 @@ import Foundation
 
 /// What identifies one version of a file on disk without reading it: a rename or an in-place
 /// write changes at least one of these.
-struct FileStat: Equatable, Sendable {
+package struct FileStat: Equatable, Sendable {
   var device: UInt64
   var inode: UInt64
   var size: Int64
@@ -39,7 +39,7 @@ struct Fingerprint: Equatable, Sendable {
 }
 
 /// The POSIX file operations the file strategy needs, with `errno` kept for typed errors.
-enum FileSystem {
+package enum FileSystem {
   /// The file's identity, or `nil` if nothing (or not a regular file) is there.
   static func stat(_ path: String) -> FileStat? {
     var raw = Foundation.stat()
@@ -75,19 +75,37 @@ enum FileSystem {
     return (data, FileStat(raw))
   }
 
+  /// Creates a new file `prefix` + six random characters, open for writing and closed on
+  /// `exec`. (`mkstemp` leaves the descriptor inheritable: a process the app spawns meanwhile
+  /// would keep the file open for writing, and its exit would report a write to watchers of
+  /// the file the temporary file has since become.)
+  static func createTemporaryFile(
+    prefix: String
+  ) throws(FileSystemError) -> (descriptor: Int32, path: String) {
+    let characters = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+    for _ in 0..<100 {
+      let path = prefix + String((0..<6).map { _ in characters.randomElement()! })
+      let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+      if descriptor >= 0 { return (descriptor, path) }
+      if errno != EEXIST { throw FileSystemError(errno) }
+    }
+    throw FileSystemError(EEXIST)
+  }
+
   /// Replaces the file with `data` atomically: writes a temporary file in the same directory,
-  /// flushes it, then renames it over the file. Creates missing directories.
+  /// flushes it to disk (unless `sync` is false), then renames it over the file. Creates
+  /// missing directories. (Also used by the remote-config cache, which skips the flush.)
   ///
   /// - Returns: The identity of the new file.
-  static func writeAtomically(_ data: Data, to path: String) throws(FileSystemError) -> FileStat {
+  @discardableResult
+  package static func writeAtomically(
+    _ data: Data, to path: String, sync: Bool = true
+  ) throws(FileSystemError) -> FileStat {
     let url = URL(fileURLWithPath: path)
     let directory = url.deletingLastPathComponent().path
     try createDirectories(directory)
-    var template = Array("\(directory)/.\(url.lastPathComponent).tether-XXXXXX".utf8CString)
-    let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
-    guard descriptor >= 0 else { throw FileSystemError(errno) }
-    let temporary = String(
-      decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    let (descriptor, temporary) = try createTemporaryFile(
+      prefix: "\(directory)/.\(url.lastPathComponent).tether-")
     var succeeded = false
     defer {
       if !succeeded { unlink(temporary) }
@@ -111,7 +129,7 @@ enum FileSystem {
       close(descriptor)
       throw FileSystemError(written)
     }
-    if fsync(descriptor) != 0 {
+    if sync, fsync(descriptor) != 0 {
       let code = errno
       close(descriptor)
       throw FileSystemError(code)
@@ -156,7 +174,8 @@ enum FileSystem {
 }
 
 /// A failed POSIX call.
-struct FileSystemError: Error {
-  let code: Int32
+package struct FileSystemError: Error {
+  /// The `errno` value.
+  package let code: Int32
   init(_ code: Int32) { self.code = code }
 }

@@ -61,7 +61,7 @@ final class DispatchBackend: FileWatcherBackend, Sendable {
     var depth = components.count
     var directory: Int32 = -1
     while depth >= 0 {
-      directory = open(path(depth), O_EVTONLY | O_DIRECTORY)
+      directory = open(path(depth), O_EVTONLY | O_DIRECTORY | O_CLOEXEC)
       if directory >= 0 { break }
       depth -= 1
     }
@@ -75,7 +75,7 @@ final class DispatchBackend: FileWatcherBackend, Sendable {
       })
     if depth == registration.components.count {
       let path = "/" + (registration.components + [registration.name]).joined(separator: "/")
-      let file = open(path, O_EVTONLY)
+      let file = open(path, O_EVTONLY | O_CLOEXEC)
       if file >= 0 {
         registration.sources.list.append(
           makeSource(file, events: [.write, .extend, .delete, .rename]) {

@@ -209,7 +209,8 @@ final class InotifyBackend: FileWatcherBackend, Sendable {
   }
 
   private static func change(for mask: UInt32) -> FileWatcher.Change {
-    if mask & (UInt32(IN_CLOSE_WRITE) | UInt32(IN_MOVED_TO)) != 0 { return .written }
+    if mask & UInt32(IN_MOVED_TO) != 0 { return .replaced }
+    if mask & UInt32(IN_CLOSE_WRITE) != 0 { return .written }
     if mask & UInt32(IN_CREATE) != 0 { return .created }
     if mask & (UInt32(IN_DELETE) | UInt32(IN_MOVED_FROM)) != 0 { return .removed }
     return .unknown

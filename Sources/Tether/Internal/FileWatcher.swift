@@ -15,8 +15,12 @@ import Synchronization
 final class FileWatcher: Sendable {
   /// What happened to a watched file, as precisely as the platform can tell.
   enum Change: Sendable, Equatable {
-    /// The file's contents were written (closed after writing, or replaced by a rename).
+    /// The file was closed after being written in place. On Linux this is also reported when
+    /// a process that got a copy of a descriptor of the file (one spawned while the file was
+    /// open) closes it, so it means "look again", not "a new version".
     case written
+    /// Another file was renamed over it: an atomic replace, one new version.
+    case replaced
     /// The file was created; a `written` usually follows.
     case created
     /// The file was deleted or renamed away.

@@ -1,4 +1,5 @@
 import Foundation
+import Tether
 
 /// The last activated config as stored on disk.
 struct CachedConfig: Sendable, Equatable {
@@ -96,19 +97,15 @@ enum ConfigCacheFile {
   /// never sees half a cache. There is no fsync: the cache only speeds up a start, and a file
   /// a power loss leaves empty is handled like any corrupt cache (moved aside, reported).
   static func write(_ cache: CachedConfig, to url: URL) throws {
-    let directory = url.deletingLastPathComponent()
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    let temporary = directory.appendingPathComponent(
-      ".\(url.lastPathComponent).\(UUID().uuidString).tmp")
-    try cache.encoded().write(to: temporary)
-    guard rename(temporary.path, url.path) == 0 else {
-      let error = errno
-      try? FileManager.default.removeItem(at: temporary)
+    let data = cache.encoded()
+    do throws(FileSystemError) {
+      try FileSystem.writeAtomically(data, to: url.path, sync: false)
+    } catch {
       throw CocoaError(
         .fileWriteUnknown,
         userInfo: [
           NSFilePathErrorKey: url.path,
-          NSUnderlyingErrorKey: POSIXError(POSIXErrorCode(rawValue: error) ?? .EIO),
+          NSUnderlyingErrorKey: POSIXError(POSIXErrorCode(rawValue: error.code) ?? .EIO),
         ])
     }
   }

@@ -46,6 +46,8 @@ final class ConfigFileWatcher: Sendable {
       close(fd)
       return nil
     }
+    // Not inherited by processes the app spawns.
+    for end in pipeEnds { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
     let (wakeRead, wakeWrite) = (pipeEnds[0], pipeEnds[1])
     let thread = Thread {
       var buffer = [UInt8](repeating: 0, count: 64 * 1024)
@@ -96,7 +98,7 @@ final class ConfigFileWatcher: Sendable {
   private static func start(
     url: URL, onChange: @escaping @Sendable () -> Void
   ) -> (@Sendable () -> Void)? {
-    let fd = open(url.deletingLastPathComponent().path, O_EVTONLY)
+    let fd = open(url.deletingLastPathComponent().path, O_EVTONLY | O_CLOEXEC)
     guard fd >= 0 else { return nil }
     let source = DispatchSource.makeFileSystemObjectSource(
       fileDescriptor: fd, eventMask: [.write, .rename, .delete, .link],
