@@ -2,7 +2,8 @@ import Streams
 import Tether
 
 /// An element of the 1,000-element array in `core.withlock-array1000` (and the file strategy's
-/// `file.withlock-array1000`, which compares against it).
+/// `file.withlock-array1000`, which compares against it); alone, the value `core.read-struct`
+/// reads.
 struct BenchItem: Codable, Equatable, Sendable {
   var id: Int
   var name: String
@@ -24,6 +25,18 @@ func coreBenchmarks() -> [Benchmark] {
       let shared = Shared<UInt64>(wrappedValue: 42, .inMemory("bench.read"))
       var sum: UInt64 = 0
       for _ in 0..<n { sum &+= shared.wrappedValue }
+      return sum
+    },
+    Benchmark(
+      "core.read-struct", baseline: "baseline.mutex-read",
+      note: "a 4-field struct with a String: reads take the lock (no word-sized shortcut)",
+      operations: 1_000_000
+    ) { n in
+      let shared = Shared(
+        wrappedValue: BenchItem(id: 7, name: "seven", count: 42, enabled: true),
+        .inMemory("bench.read-struct"))
+      var sum: UInt64 = 0
+      for _ in 0..<n { sum &+= UInt64(shared.wrappedValue.count) }
       return sum
     },
     Benchmark(

@@ -11,7 +11,8 @@ import Streams
 /// for await count in $count.values { }    // the current value, then the latest
 /// ```
 ///
-/// Reading ``wrappedValue`` takes a lock and never waits for I/O. ``withLock(_:)`` mutates
+/// Reading ``wrappedValue`` takes a lock (none for plain-data values of at most 8 bytes, which
+/// are read from one atomic word) and never waits for I/O. ``withLock(_:)`` mutates
 /// atomically across every holder; afterwards, if the value changed, observers are notified
 /// and the key is asked to save, outside the lock and in mutation order. Reads register with
 /// the Observation framework, so an `@Observable` model that holds an

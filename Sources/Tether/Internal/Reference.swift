@@ -47,6 +47,13 @@ final class Reference<Value: Sendable>: MutableReference {
   }
 
   @usableFromInline let state: Lock<State>
+  /// For a *word-sized* value (plain data of at most 8 bytes: `Int`, `Bool`, `Double`, a
+  /// payload-free enum), a copy of its bytes, rewritten in the same critical section as every
+  /// change. Once `readsSkipLock` is set, reads load this word instead of taking the lock.
+  @usableFromInline let word: Atomic<UInt64>
+  /// Set (inside the lock, right after `State.observable`) by the first read of a word-sized
+  /// value. From then on every change notifies Observation, so reads need no lock to mark it.
+  @usableFromInline let readsSkipLock = Atomic<Bool>(false)
   /// Who delivers: `idle`, `draining` (a drainer runs and the outbox is empty) or `queued` (a
   /// drainer runs and the outbox holds more). Only a thread holding `state`'s lock moves it
   /// away from `idle` or to `queued`; the drainer alone moves it back to `idle`, and outside
@@ -80,6 +87,7 @@ final class Reference<Value: Sendable>: MutableReference {
     unregister: (@Sendable (ObjectIdentifier) -> Void)? = nil
   ) {
     self.state = Lock(State(value: initialValue))
+    self.word = Atomic(Self.isWordSized ? Self.pack(initialValue) : 0)
     self.initialValue = initialValue
     self.reader = key
     self.writer = writer
@@ -119,10 +127,40 @@ final class Reference<Value: Sendable>: MutableReference {
 
   @inlinable var value: Value {
     registrar.access(observedSubject, keyPath: valuePath)
+    // The acquiring load orders this read after the first one's critical section, so any
+    // change it can miss has not happened yet and will notify Observation.
+    if Self.isWordSized, readsSkipLock.load(ordering: .acquiring) {
+      return Self.unpack(word.load(ordering: .acquiring))
+    }
     return state.withLock { state in
-      if !state.observable { state.observable = true }
+      if !state.observable {
+        state.observable = true
+        if Self.isWordSized { readsSkipLock.store(true, ordering: .releasing) }
+      }
       return state.value
     }
+  }
+
+  /// Whether `Value` is plain data that fits in `word`.
+  @inlinable static var isWordSized: Bool {
+    _isPOD(Value.self) && MemoryLayout<Value>.size <= 8 && MemoryLayout<Value>.alignment <= 8
+  }
+
+  /// The bytes of a word-sized value.
+  @inlinable static func pack(_ value: Value) -> UInt64 {
+    var bits: UInt64 = 0
+    withUnsafeMutableBytes(of: &bits) { $0.storeBytes(of: value, as: Value.self) }
+    return bits
+  }
+
+  /// A word-sized value from its bytes.
+  @inlinable static func unpack(_ bits: UInt64) -> Value {
+    withUnsafeBytes(of: bits) { $0.load(as: Value.self) }
+  }
+
+  /// Rewrites `word` after `state.value` changed. Called with `state`'s lock held.
+  @inlinable func storeWord(_ value: Value) {
+    if Self.isWordSized { word.store(Self.pack(value), ordering: .releasing) }
   }
 
   var isLoading: Bool {
@@ -153,6 +191,7 @@ final class Reference<Value: Sendable>: MutableReference {
       } catch {
         failure = error
       }
+      storeWord(state.value)
       if let old, isSame(old, state.value) { return (false, nil) }
       return (state.observable, recordChange(&state, save: savesToKey))
     }
@@ -449,6 +488,7 @@ final class Reference<Value: Sendable>: MutableReference {
       guard let newValue, version == nil || version == state.version else { return outcome }
       if isEquatable, isSame(state.value, newValue) { return outcome }
       state.value = newValue
+      storeWord(newValue)
       outcome.valueChanged = true
       outcome.drain = recordChange(&state, save: false)
       return outcome
