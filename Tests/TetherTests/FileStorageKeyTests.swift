@@ -126,6 +126,32 @@ import Testing
     #expect(fcntl(descriptor, F_GETFD) & FD_CLOEXEC != 0)
   }
 
+  // A writer killed between creating its temporary file and renaming it leaves the file
+  // behind. The next process to use the path removes such files once they are old enough
+  // that no live writer (in any process) can still own them, and nothing else.
+  @Test func temporaryFilesAbandonedByKilledWritersAreRemovedOnFirstUse() throws {
+    let longAgo = Date().addingTimeInterval(-3_600)
+    func file(_ name: String, modified: Date) throws -> String {
+      let url = directory.file(name)
+      try Data("partial".utf8).write(to: url)
+      try FileManager.default.setAttributes([.modificationDate: modified], ofItemAtPath: url.path)
+      return url.path
+    }
+    let abandoned = try file(".value.json.tether-Ab12Cd", modified: longAgo)
+    let beingWritten = try file(".value.json.tether-Zz99Yy", modified: Date())
+    let anotherFiles = try file(".other.json.tether-Ab12Cd", modified: longAgo)
+    let notATemporaryName = try file(".value.json.tether-Ab12Cd3", modified: longAgo)
+
+    let key = key()
+    #expect(try key.loadResult(.initialValue(0)).get() == nil)
+    key.storage.waitForWrites()
+
+    #expect(!FileManager.default.fileExists(atPath: abandoned))
+    #expect(FileManager.default.fileExists(atPath: beingWritten))
+    #expect(FileManager.default.fileExists(atPath: anotherFiles))
+    #expect(FileManager.default.fileExists(atPath: notATemporaryName))
+  }
+
   // MARK: Flushing
 
   @Test func cancellingTheSubscriptionWritesThePendingSave() throws {

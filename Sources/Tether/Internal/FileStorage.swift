@@ -69,15 +69,27 @@ final class FileStorage: Sendable {
 
   private static let registry = FileLock<[String: FileStorage]>([:])
 
+  /// How old a temporary file must be before it counts as abandoned by a killed writer.
+  static let abandonedTemporaryFileAge = Duration.seconds(300)
+
   /// The storage for `path`, an absolute, normalized path.
+  ///
+  /// The first time this process touches `path`, its queue first removes temporary files
+  /// that writers killed mid-write left next to the file (ones older than
+  /// ``abandonedTemporaryFileAge``), before any load or write.
   static func at(_ path: String) -> FileStorage {
-    let (storage, isFirst) = registry.withLock { storages in
-      if let existing = storages[path] { return (existing, false) }
+    let (storage, isNew, isFirst) = registry.withLock { storages in
+      if let existing = storages[path] { return (existing, false, false) }
       let storage = FileStorage(path: path)
       storages[path] = storage
-      return (storage, storages.count == 1)
+      return (storage, true, storages.count == 1)
     }
     if isFirst { atexit { FileStorage.flushAll() } }
+    if isNew {
+      storage.queue.async {
+        FileSystem.removeAbandonedTemporaryFiles(of: path, olderThan: abandonedTemporaryFileAge)
+      }
+    }
     return storage
   }
 

@@ -75,6 +75,41 @@ package enum FileSystem {
     return (data, FileStat(raw))
   }
 
+  /// The start of the names of `writeAtomically`'s temporary files for `path`:
+  /// `DIRECTORY/.NAME.tether-`, followed by six random characters.
+  static func temporaryPrefix(of path: String) -> String {
+    let url = URL(fileURLWithPath: path)
+    return "\(url.deletingLastPathComponent().path)/.\(url.lastPathComponent).tether-"
+  }
+
+  /// Removes the temporary files of `path` that writers killed mid-write left behind: regular
+  /// files named `temporaryPrefix(of: path)` plus six characters and last modified more than
+  /// `age` ago. A live write (in any process) takes milliseconds, so its file is younger.
+  ///
+  /// - Returns: The paths removed.
+  @discardableResult
+  static func removeAbandonedTemporaryFiles(
+    of path: String, olderThan age: Duration, now: Date = Date()
+  ) -> [String] {
+    let prefix = temporaryPrefix(of: path)
+    let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
+    let namePrefix = String(prefix.dropFirst(directory.count + 1))
+    guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else {
+      return []
+    }
+    let cutoff = now.timeIntervalSince1970 - Double(age.components.seconds)
+    var removed: [String] = []
+    for name in names where name.hasPrefix(namePrefix) && name.count == namePrefix.count + 6 {
+      let candidate = "\(directory)/\(name)"
+      var raw = Foundation.stat()
+      guard lstat(candidate, &raw) == 0, raw.st_mode & S_IFMT == S_IFREG else { continue }
+      let modified = FileStat(raw)
+      guard Double(modified.modifiedSeconds) < cutoff, unlink(candidate) == 0 else { continue }
+      removed.append(candidate)
+    }
+    return removed
+  }
+
   /// Creates a new file `prefix` + six random characters, open for writing and closed on
   /// `exec`. (`mkstemp` leaves the descriptor inheritable: a process the app spawns meanwhile
   /// would keep the file open for writing, and its exit would report a write to watchers of
@@ -104,8 +139,7 @@ package enum FileSystem {
     let url = URL(fileURLWithPath: path)
     let directory = url.deletingLastPathComponent().path
     try createDirectories(directory)
-    let (descriptor, temporary) = try createTemporaryFile(
-      prefix: "\(directory)/.\(url.lastPathComponent).tether-")
+    let (descriptor, temporary) = try createTemporaryFile(prefix: temporaryPrefix(of: path))
     var succeeded = false
     defer {
       if !succeeded { unlink(temporary) }
