@@ -21,7 +21,7 @@ final class ManualFileClock: FileStorageClock {
     var timers: [Timer] = []
     var nextID = 0
   }
-  private let state = FileLock(State())
+  private let state = Lock(State())
 
   var now: Duration { state.withLock { $0.now } }
 
@@ -60,7 +60,7 @@ final class EventLog<Event: Sendable>: Sendable {
     var events: [Event] = []
     var waiters: [UUID: Waiter] = [:]
   }
-  private let state = FileLock(State())
+  private let state = Lock(State())
 
   var events: [Event] { state.withLock { $0.events } }
 
@@ -143,7 +143,7 @@ extension FileStorageKey where Value: Equatable {
 extension FileStorageKey {
   /// The result of `load(context: .initialValue(…))`.
   func loadResult(_ context: LoadContext<Value>) -> Result<Value?, any Error> {
-    let result = FileLock<Result<Value?, any Error>?>(nil)
+    let result = Lock<Result<Value?, any Error>?>(nil)
     load(
       context: context, continuation: LoadContinuation { value in result.withLock { $0 = value } })
     // The file key resumes synchronously.

@@ -55,7 +55,7 @@ final class FileStorage: Sendable {
   let url: URL
   let path: String
   private let queue: DispatchQueue
-  private let state = FileLock(State())
+  private let state = Lock(State())
   private static let queueKey = DispatchSpecificKey<ObjectIdentifier>()
 
   private init(path: String) {
@@ -67,7 +67,7 @@ final class FileStorage: Sendable {
 
   // MARK: - One storage per path
 
-  private static let registry = FileLock<[String: FileStorage]>([:])
+  private static let registry = Lock<[String: FileStorage]>([:])
 
   /// How old a temporary file must be before it counts as abandoned by a killed writer.
   static let abandonedTemporaryFileAge = Duration.seconds(300)

@@ -12,10 +12,10 @@ protocol FileStorageClock: Sendable {
 
 /// A scheduled action of a ``FileStorageClock``.
 final class FileTimer: Sendable {
-  private let onCancel: FileLock<(@Sendable () -> Void)?>
+  private let onCancel: Lock<(@Sendable () -> Void)?>
 
   init(_ onCancel: @escaping @Sendable () -> Void) {
-    self.onCancel = FileLock(onCancel)
+    self.onCancel = Lock(onCancel)
   }
 
   /// Stops the action from running if it has not started yet.

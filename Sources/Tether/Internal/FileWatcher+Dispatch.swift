@@ -29,7 +29,7 @@ final class DispatchBackend: FileWatcherBackend, Sendable {
     let sources = Sources()
   }
 
-  private let registrations = FileLock([UInt64: Registration]())
+  private let registrations = Lock([UInt64: Registration]())
   private let queue = DispatchQueue(label: "tether.file-watcher")
 
   func add(

@@ -42,7 +42,7 @@ final class InotifyBackend: FileWatcherBackend, Sendable {
     | UInt32(IN_DELETE) | UInt32(IN_DELETE_SELF) | UInt32(IN_MOVE_SELF) | UInt32(IN_ONLYDIR)
 
   private let descriptor: Int32
-  private let state = FileLock(State())
+  private let state = Lock(State())
   private let queue = DispatchQueue(label: "tether.file-watcher")
   // Dispatch sources are thread-safe; the source is created once and never replaced.
   private nonisolated(unsafe) let source: any DispatchSourceRead

@@ -62,10 +62,10 @@ final class FileWatcher: Sendable {
 
   /// One file being watched. Cancelling (or releasing) it stops the handler being called.
   final class Watch: Sendable {
-    private let onCancel: FileLock<(@Sendable () -> Void)?>
+    private let onCancel: Lock<(@Sendable () -> Void)?>
 
     init(_ onCancel: @escaping @Sendable () -> Void) {
-      self.onCancel = FileLock(onCancel)
+      self.onCancel = Lock(onCancel)
     }
 
     func cancel() {
