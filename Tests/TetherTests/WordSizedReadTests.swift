@@ -82,21 +82,33 @@ struct WordSizedReadTests {
     @Shared(.inMemory("pair")) var pair = Pair(high: 0, low: 0)
     #expect(pair == Pair(high: 0, low: 0))
     let shared = $pair
-    let violations = Atomic<Int>(0)
     let writes: UInt32 = 100_000
-    await concurrentlyOnDedicatedThreads(iterations: 4) { index in
-      if index == 0 {
-        for value in 1...writes { shared.withLock { $0 = Pair(high: value, low: value) } }
-        return
+    // One thread each (not a thread pool, which could run the readers and never the writer
+    // they wait for). Each reader returns how many torn or older values it saw.
+    let violations = await withTaskGroup(of: Int.self) { group in
+      group.addTask {
+        await onDedicatedThread {
+          for value in 1...writes { shared.withLock { $0 = Pair(high: value, low: value) } }
+          return 0
+        }
       }
-      var last: UInt32 = 0
-      while last < writes {
-        let seen = shared.wrappedValue
-        if seen.high != seen.low || seen.high < last { violations.add(1, ordering: .relaxed) }
-        last = max(last, seen.high)
+      for _ in 0..<3 {
+        group.addTask {
+          await onDedicatedThread {
+            var last: UInt32 = 0
+            var violations = 0
+            while last < writes {
+              let seen = shared.wrappedValue
+              if seen.high != seen.low || seen.high < last { violations += 1 }
+              last = max(last, seen.high)
+            }
+            return violations
+          }
+        }
       }
+      return await group.reduce(0, +)
     }
-    #expect(violations.load(ordering: .relaxed) == 0)
+    #expect(violations == 0)
     #expect(pair == Pair(high: writes, low: writes))
   }
 }
