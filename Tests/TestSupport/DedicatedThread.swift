@@ -8,6 +8,7 @@ import Foundation
 /// CI. A test that blocks one of them (a stress loop, `DispatchQueue.concurrentPerform`, a
 /// blocking read) stalls every other test's `await` for as long as it runs, and their
 /// deadlines then expire for no fault of theirs. Hand such work to this function instead.
+@discardableResult
 public func onDedicatedThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
   await withCheckedContinuation { continuation in
     let thread = Thread { continuation.resume(returning: body()) }

@@ -1,4 +1,5 @@
 import Synchronization
+import TestSupport
 import Testing
 import Tether
 import TetherTesting
@@ -15,7 +16,9 @@ struct IsolatedSharedStateTests {
     $value.withLock { $0 = marker }
     bothWrote.withLock { _ = $0.insert(marker) }
     // Let the other case write too (they run in parallel); if the run is serial, go on.
-    await waitForCondition(timeout: .seconds(2)) { bothWrote.withLock { $0.count == 2 } }
+    try? await waitUntil("the other case wrote", timeout: .seconds(2)) {
+      bothWrote.withLock { $0.count == 2 }
+    }
     for _ in 0..<100 {
       #expect(value == marker)
       await Task.yield()

@@ -1,6 +1,7 @@
 import Foundation
 import Observation
 import Synchronization
+import TestSupport
 import Testing
 import Tether
 import TetherTesting
@@ -59,7 +60,7 @@ struct SharedKeyTests {
     let changes = Mutex(0)
     let shared = $value
     withObservationTrackingOf({ _ = shared.wrappedValue }) { changes.withLock { $0 += 1 } }
-    await onBackgroundThread { store.resumePendingLoads(with: .success(42)) }
+    await onDedicatedThread { store.resumePendingLoads(with: .success(42)) }
 
     #expect(value == 42)
     #expect(!$value.isLoading)

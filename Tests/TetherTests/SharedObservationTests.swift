@@ -1,5 +1,6 @@
 import Observation
 import Synchronization
+import TestSupport
 import Testing
 import Tether
 import TetherTesting
@@ -29,7 +30,7 @@ struct SharedObservationTests {
     }
     @Shared(.inMemory("count")) var elsewhere = 0
     let shared = $elsewhere
-    await onBackgroundThread { shared.withLock { $0 += 1 } }
+    await onDedicatedThread { shared.withLock { $0 += 1 } }
     #expect(fired.withLock { $0 } == 1)
     #expect(model.count == 1)
   }
@@ -43,7 +44,7 @@ struct SharedObservationTests {
     } onChange: {
       fired.withLock { $0 += 1 }
     }
-    await onBackgroundThread { store.externalWrite(5) }
+    await onDedicatedThread { store.externalWrite(5) }
     #expect(fired.withLock { $0 } == 1)
     #expect(model.external == 5)
   }
@@ -57,7 +58,7 @@ struct SharedObservationTests {
       fired.withLock { $0 += 1 }
     }
     let fontSize = model.$settings.fontSize
-    await onBackgroundThread { fontSize.withLock { $0 = 20 } }
+    await onDedicatedThread { fontSize.withLock { $0 = 20 } }
     #expect(fired.withLock { $0 } == 1)
     #expect(model.settings.fontSize == 20)
   }
@@ -72,7 +73,7 @@ struct SharedObservationTests {
       fired.withLock { $0 += 1 }
     }
     let settings = model.$settings
-    await onBackgroundThread { settings.withLock { $0.theme = .dark } }
+    await onDedicatedThread { settings.withLock { $0.theme = .dark } }
     #expect(fired.withLock { $0 } == 1)
   }
 

@@ -1,4 +1,5 @@
 import Synchronization
+import TestSupport
 import Testing
 import Tether
 import TetherTesting
@@ -32,7 +33,7 @@ struct SharedValuesTests {
     #expect(seen == seen.sorted())
   }
 
-  @Test func cancellingTheLoopsTaskUnsubscribes() async {
+  @Test func cancellingTheLoopsTaskUnsubscribes() async throws {
     let store = TestStore<Int>()
     let started = Mutex(false)
     let loop: Task<Void, Never>
@@ -42,13 +43,13 @@ struct SharedValuesTests {
       loop = Task {
         for await _ in values { started.withLock { $0 = true } }
       }
-      #expect(await waitForCondition { started.withLock { $0 } })
+      try await waitUntil("the loop started") { started.withLock { $0 } }
     }
     // The loop's subscription is what keeps the value alive now.
     #expect(store.cancels == 0)
     loop.cancel()
     await loop.value
-    #expect(await waitForCondition { store.cancels == 1 })
+    try await waitUntil("the key's subscription was cancelled") { store.cancels == 1 }
   }
 
   @Test func readerValuesFollowTheSharedValue() async {

@@ -57,9 +57,9 @@ struct WordSizedReadTests {
     let store = TestStore<Int>()
     let shared = Shared(wrappedValue: 0, TestKey("external", store: store))
     #expect(shared.wrappedValue == 0)
-    await onBackgroundThread { store.externalWrite(41) }
+    await onDedicatedThread { store.externalWrite(41) }
     #expect(shared.wrappedValue == 41)
-    await onBackgroundThread { store.externalDelete() }
+    await onDedicatedThread { store.externalDelete() }
     #expect(shared.wrappedValue == 0)
   }
 
@@ -73,7 +73,7 @@ struct WordSizedReadTests {
       fired.withLock { $0 += 1 }
     }
     let shared = $count
-    await onBackgroundThread { shared.withLock { $0 = 5 } }
+    await onDedicatedThread { shared.withLock { $0 = 5 } }
     #expect(fired.withLock { $0 } == 1)
     #expect(count == 5)
   }
