@@ -67,8 +67,9 @@ import Testing
       try Data("5".utf8).write(to: url, options: .atomic)
       #expect(await seen.wait(for: { $0 == 5 }))
       #expect(count == 5)
+      let seenBeforeDeletion = seen.events.count
       try FileManager.default.removeItem(at: url)
-      #expect(await seen.wait(from: seen.events.count, for: { $0 == 0 }))
+      #expect(await seen.wait(from: seenBeforeDeletion, for: { $0 == 0 }))
       #expect(count == 0)
     }
   }
