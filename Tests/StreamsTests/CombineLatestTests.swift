@@ -104,4 +104,108 @@ import Testing
       upstream.combineLatest(Just(0).setFailureType(to: ContractError.self)) { $0 + $1 }
     }
   }
+
+  // MARK: Four publishers
+
+  let c = PassthroughSubject<Bool, ContractError>()
+  let d = PassthroughSubject<Int, ContractError>()
+
+  /// Records `combineLatest` of `a`, `b`, `c` and `d` as `"1atrue7"`-style strings.
+  func recordFour(
+    initialDemand: Subscribers.Demand = .unlimited
+  ) -> RecordingSubscriber<String, ContractError> {
+    let recorder = RecordingSubscriber<String, ContractError>(initialDemand: initialDemand)
+    a.combineLatest(b, c, d) { "\($0)\($1)\($2)\($3)" }.subscribe(recorder)
+    return recorder
+  }
+
+  @Test func combinesFourPublishersOnceAllHaveAValue() {
+    let recorder = recordFour()
+    a.send(1)
+    b.send("a")
+    c.send(true)
+    a.send(2)
+    #expect(recorder.values == [])
+    d.send(7)
+    c.send(false)
+    b.send("b")
+    d.send(8)
+    #expect(recorder.values == ["2atrue7", "2afalse7", "2bfalse7", "2bfalse8"])
+  }
+
+  @Test func theFourPublisherFormPublishesTuples() {
+    let combined:
+      Publishers.CombineLatest4<
+        PassthroughSubject<Int, ContractError>, PassthroughSubject<String, ContractError>,
+        PassthroughSubject<Bool, ContractError>, PassthroughSubject<Int, ContractError>
+      > = a.combineLatest(b, c, d)
+    let recorder = RecordingSubscriber<String, ContractError>()
+    combined.map { "\($0.0)\($0.1)\($0.2)\($0.3)" }.subscribe(recorder)
+    d.send(7)
+    c.send(true)
+    b.send("a")
+    a.send(1)
+    a.send(2)
+    #expect(recorder.values == ["1atrue7", "2atrue7"])
+  }
+
+  @Test func fourPublishersFinishWhenAllFourHaveFinished() {
+    let recorder = recordFour()
+    a.send(1)
+    b.send("a")
+    c.send(true)
+    d.send(7)
+    a.send(completion: .finished)
+    b.send(completion: .finished)
+    c.send(completion: .finished)
+    d.send(8)
+    #expect(recorder.completions.isEmpty)
+    d.send(completion: .finished)
+    #expect(
+      recorder.events == [
+        .subscription, .value("1atrue7"), .value("1atrue8"), .completion(.finished),
+      ])
+  }
+
+  @Test func aFailureOfOneOfFourIsForwardedAndCancelsTheOtherThree() {
+    let recorder = recordFour()
+    a.send(1)
+    b.send("a")
+    c.send(true)
+    d.send(7)
+    c.send(completion: .failure(.boom))
+    d.send(8)
+    #expect(recorder.events == [.subscription, .value("1atrue7"), .completion(.failure(.boom))])
+    #expect(a.subscriberCount == 0 && b.subscriberCount == 0 && d.subscriberCount == 0)
+  }
+
+  @Test func cancelCancelsAllFourUpstreams() {
+    let recorder = recordFour()
+    #expect(a.subscriberCount == 1 && d.subscriberCount == 1)
+    recorder.cancel()
+    #expect(a.subscriberCount == 0 && b.subscriberCount == 0)
+    #expect(c.subscriberCount == 0 && d.subscriberCount == 0)
+  }
+
+  @Test func demandGoesToAllFourUpstreams() {
+    let recorder = RecordingSubscriber<String, Never>(initialDemand: .max(2))
+    (1...5).publisher
+      .combineLatest(["a"].publisher, [true].publisher, [7, 8, 9].publisher) {
+        "\($0)\($1)\($2)\($3)"
+      }
+      .subscribe(recorder)
+    // The first upstream delivers 1 and 2 (its demand) before the others have a value; the
+    // fourth's 7 and 8 then make the two tuples the subscriber asked for, and 9 waits.
+    #expect(recorder.values == ["2atrue7", "2atrue8"])
+  }
+
+  @Test func keepsThePublisherContractWithFourPublishers() {
+    checkOperatorContract { upstream in
+      upstream.combineLatest(
+        Just(1).setFailureType(to: ContractError.self),
+        Just(2).setFailureType(to: ContractError.self),
+        Just(3).setFailureType(to: ContractError.self)
+      ) { $0 + $1 + $2 + $3 }
+    }
+  }
 }

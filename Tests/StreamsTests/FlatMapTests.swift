@@ -5,14 +5,14 @@ import Testing
 @Suite struct FlatMapTests {
   let upstream = PassthroughSubject<Int, ContractError>()
   /// One inner subject per upstream value, created on demand by the transform.
-  let inners = Inners()
+  let inners = Inners<ContractError>()
 
-  final class Inners: Sendable {
-    private let subjects = Mutex<[Int: PassthroughSubject<String, ContractError>]>([:])
-    subscript(key: Int) -> PassthroughSubject<String, ContractError> {
+  final class Inners<Failure: Error>: Sendable {
+    private let subjects = Mutex<[Int: PassthroughSubject<String, Failure>]>([:])
+    subscript(key: Int) -> PassthroughSubject<String, Failure> {
       subjects.withLock { subjects in
         if let subject = subjects[key] { return subject }
-        let subject = PassthroughSubject<String, ContractError>()
+        let subject = PassthroughSubject<String, Failure>()
         subjects[key] = subject
         return subject
       }
@@ -102,6 +102,173 @@ import Testing
   @Test func keepsThePublisherContract() {
     checkOperatorContract { upstream in
       upstream.flatMap { Just($0).setFailureType(to: ContractError.self) }
+    }
+  }
+
+  /// An inner publisher that fails for a negative value and republishes any other value.
+  static func justOrFail(_ value: Int) -> AnyPublisher<Int, ContractError> {
+    value < 0
+      ? Fail(error: .boom).eraseToAnyPublisher()
+      : Just(value).setFailureType(to: ContractError.self).eraseToAnyPublisher()
+  }
+
+  // MARK: An upstream that cannot fail, inner publishers that can
+
+  @Test func aNeverFailingUpstreamTakesTheInnerFailureTypeAndMergesInOrder() {
+    let upstream = PassthroughSubject<Int, Never>()
+    let inners = Inners<ContractError>()
+    let flattened:
+      Publishers.FlatMap<
+        PassthroughSubject<String, ContractError>,
+        Publishers.SetFailureType<PassthroughSubject<Int, Never>, ContractError>
+      > = upstream.flatMap { inners[$0] }
+    let recorder = RecordingSubscriber<String, ContractError>()
+    flattened.subscribe(recorder)
+    upstream.send(1)
+    upstream.send(2)
+    inners[1].send("1a")
+    inners[2].send("2a")
+    inners[1].send("1b")
+    #expect(recorder.values == ["1a", "2a", "1b"])
+  }
+
+  @Test func anInnerFailureOverANeverFailingUpstreamCancelsTheUpstreamAndTheOtherInners() {
+    let upstream = PassthroughSubject<Int, Never>()
+    let inners = Inners<ContractError>()
+    let recorder = RecordingSubscriber<String, ContractError>()
+    upstream.flatMap { inners[$0] }.subscribe(recorder)
+    upstream.send(1)
+    upstream.send(2)
+    inners[1].send("1a")
+    inners[2].send(completion: .failure(.boom))
+    inners[1].send("1b")
+    #expect(recorder.events == [.subscription, .value("1a"), .completion(.failure(.boom))])
+    #expect(upstream.subscriberCount == 0)
+    #expect(inners[1].subscriberCount == 0)
+  }
+
+  @Test func overANeverFailingUpstreamFinishesWhenTheUpstreamAndEveryInnerHaveFinished() {
+    let upstream = PassthroughSubject<Int, Never>()
+    let inners = Inners<ContractError>()
+    let recorder = RecordingSubscriber<String, ContractError>()
+    upstream.flatMap { inners[$0] }.subscribe(recorder)
+    upstream.send(1)
+    upstream.send(2)
+    inners[1].send(completion: .finished)
+    upstream.send(completion: .finished)
+    #expect(recorder.completions.isEmpty)
+    inners[2].send("2a")
+    inners[2].send(completion: .finished)
+    #expect(recorder.events == [.subscription, .value("2a"), .completion(.finished)])
+  }
+
+  @Test func aNeverFailingUpstreamHonoursMaxPublishers() {
+    let upstream = PassthroughSubject<Int, Never>()
+    let inners = Inners<ContractError>()
+    let recorder = RecordingSubscriber<String, ContractError>()
+    upstream.flatMap(maxPublishers: .max(1)) { inners[$0] }.subscribe(recorder)
+    upstream.send(1)
+    upstream.send(2)  // not requested yet: dropped by the subject
+    inners[1].send(completion: .finished)
+    upstream.send(3)
+    inners[3].send("3a")
+    #expect(recorder.values == ["3a"])
+    #expect(inners[2].subscriberCount == 0)
+  }
+
+  @Test func keepsThePublisherContractOverANeverFailingUpstream() {
+    checkContract {
+      let upstream = PassthroughSubject<Int, Never>()
+      return ContractRig(
+        publisher: upstream.flatMap { Self.justOrFail($0) }, send: { upstream.send($0) },
+        finish: { upstream.send(completion: .finished) }, fail: { upstream.send(-1) })
+    }
+  }
+
+  // MARK: An upstream that can fail, inner publishers that cannot
+
+  @Test func neverFailingInnersTakeTheUpstreamFailureTypeAndMergeInOrder() {
+    let inners = Inners<Never>()
+    let flattened:
+      Publishers.FlatMap<
+        Publishers.SetFailureType<PassthroughSubject<String, Never>, ContractError>,
+        PassthroughSubject<Int, ContractError>
+      > = upstream.flatMap { inners[$0] }
+    let recorder = RecordingSubscriber<String, ContractError>()
+    flattened.subscribe(recorder)
+    upstream.send(1)
+    upstream.send(2)
+    inners[2].send("2a")
+    inners[1].send("1a")
+    inners[2].send("2b")
+    #expect(recorder.values == ["2a", "1a", "2b"])
+  }
+
+  @Test func anUpstreamFailureIsForwardedAndCancelsTheNeverFailingInners() {
+    let inners = Inners<Never>()
+    let recorder = RecordingSubscriber<String, ContractError>()
+    upstream.flatMap { inners[$0] }.subscribe(recorder)
+    upstream.send(1)
+    upstream.send(2)
+    inners[1].send("1a")
+    upstream.send(completion: .failure(.boom))
+    inners[2].send("2a")
+    #expect(recorder.events == [.subscription, .value("1a"), .completion(.failure(.boom))])
+    #expect(inners[1].subscriberCount == 0 && inners[2].subscriberCount == 0)
+  }
+
+  @Test func overNeverFailingInnersFinishesWhenTheUpstreamAndEveryInnerHaveFinished() {
+    let inners = Inners<Never>()
+    let recorder = RecordingSubscriber<String, ContractError>()
+    upstream.flatMap { inners[$0] }.subscribe(recorder)
+    upstream.send(1)
+    upstream.send(completion: .finished)
+    inners[1].send("1a")
+    #expect(recorder.completions.isEmpty)
+    inners[1].send(completion: .finished)
+    #expect(recorder.events == [.subscription, .value("1a"), .completion(.finished)])
+  }
+
+  @Test func cancelCancelsTheUpstreamAndEveryNeverFailingInner() {
+    let inners = Inners<Never>()
+    let recorder = RecordingSubscriber<String, ContractError>()
+    upstream.flatMap { inners[$0] }.subscribe(recorder)
+    upstream.send(1)
+    upstream.send(2)
+    recorder.cancel()
+    #expect(upstream.subscriberCount == 0)
+    #expect(inners[1].subscriberCount == 0 && inners[2].subscriberCount == 0)
+  }
+
+  @Test func keepsThePublisherContractWithNeverFailingInners() {
+    checkOperatorContract { upstream in upstream.flatMap { Just($0) } }
+  }
+
+  // MARK: Nothing can fail
+
+  @Test func whenNothingCanFailTheTypesStayUnchanged() {
+    let upstream = PassthroughSubject<Int, Never>()
+    let inners = Inners<Never>()
+    let flattened:
+      Publishers.FlatMap<PassthroughSubject<String, Never>, PassthroughSubject<Int, Never>> =
+        upstream.flatMap { inners[$0] }
+    let recorder = RecordingSubscriber<String, Never>()
+    flattened.subscribe(recorder)
+    upstream.send(1)
+    inners[1].send("1a")
+    upstream.send(completion: .finished)
+    inners[1].send(completion: .finished)
+    #expect(recorder.events == [.subscription, .value("1a"), .completion(.finished)])
+  }
+
+  @Test func keepsThePublisherContractWhenNothingCanFail() {
+    checkContract {
+      let upstream = PassthroughSubject<Int, Never>()
+      return ContractRig(
+        publisher: upstream.flatMap { Just($0) }, send: { upstream.send($0) },
+        finish: { upstream.send(completion: .finished) },
+        // A source that cannot fail can only complete by finishing.
+        fail: { upstream.send(completion: .finished) })
     }
   }
 }

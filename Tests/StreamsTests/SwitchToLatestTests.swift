@@ -90,4 +90,173 @@ import Testing
       upstream.map { Just($0).setFailureType(to: ContractError.self) }.switchToLatest()
     }
   }
+
+  typealias NeverInner = PassthroughSubject<String, Never>
+
+  /// An inner publisher that fails for a negative value and republishes any other value.
+  static func justOrFail(_ value: Int) -> AnyPublisher<Int, ContractError> {
+    value < 0
+      ? Fail(error: .boom).eraseToAnyPublisher()
+      : Just(value).setFailureType(to: ContractError.self).eraseToAnyPublisher()
+  }
+
+  // MARK: An upstream that cannot fail, inner publishers that can
+
+  @Test func aNeverFailingUpstreamTakesTheInnerFailureTypeAndKeepsOnlyTheLatest() {
+    let upstream = PassthroughSubject<Inner, Never>()
+    let switched:
+      Publishers.SwitchToLatest<
+        Inner, Publishers.SetFailureType<PassthroughSubject<Inner, Never>, ContractError>
+      > = upstream.switchToLatest()
+    let recorder = RecordingSubscriber<String, ContractError>()
+    switched.subscribe(recorder)
+    upstream.send(first)
+    first.send("1a")
+    first.send("1b")
+    upstream.send(second)
+    first.send("1c")
+    second.send("2a")
+    #expect(recorder.values == ["1a", "1b", "2a"])
+    #expect(first.subscriberCount == 0)
+  }
+
+  @Test func anInnerFailureOverANeverFailingUpstreamIsForwardedAndCancelsTheUpstream() {
+    let upstream = PassthroughSubject<Inner, Never>()
+    let recorder = RecordingSubscriber<String, ContractError>()
+    upstream.switchToLatest().subscribe(recorder)
+    upstream.send(first)
+    first.send("1a")
+    first.send(completion: .failure(.boom))
+    upstream.send(second)
+    #expect(recorder.events == [.subscription, .value("1a"), .completion(.failure(.boom))])
+    #expect(upstream.subscriberCount == 0)
+    #expect(second.subscriberCount == 0)
+  }
+
+  @Test func overANeverFailingUpstreamFinishesWhenTheUpstreamAndTheCurrentInnerHaveFinished() {
+    let upstream = PassthroughSubject<Inner, Never>()
+    let recorder = RecordingSubscriber<String, ContractError>()
+    upstream.switchToLatest().subscribe(recorder)
+    upstream.send(first)
+    upstream.send(completion: .finished)
+    first.send("1a")
+    #expect(recorder.completions.isEmpty)
+    first.send(completion: .finished)
+    #expect(recorder.events == [.subscription, .value("1a"), .completion(.finished)])
+  }
+
+  @Test func cancelCancelsANeverFailingUpstreamAndTheInner() {
+    let upstream = PassthroughSubject<Inner, Never>()
+    let recorder = RecordingSubscriber<String, ContractError>()
+    upstream.switchToLatest().subscribe(recorder)
+    upstream.send(first)
+    recorder.cancel()
+    #expect(upstream.subscriberCount == 0 && first.subscriberCount == 0)
+  }
+
+  @Test func keepsThePublisherContractOverANeverFailingUpstream() {
+    checkContract {
+      let upstream = PassthroughSubject<Int, Never>()
+      return ContractRig(
+        publisher: upstream.map { Self.justOrFail($0) }.switchToLatest(),
+        send: { upstream.send($0) }, finish: { upstream.send(completion: .finished) },
+        fail: { upstream.send(-1) })
+    }
+  }
+
+  // MARK: An upstream that can fail, inner publishers that cannot
+
+  @Test func neverFailingInnersTakeTheUpstreamFailureTypeAndOnlyTheLatestIsKept() {
+    let upstream = PassthroughSubject<NeverInner, ContractError>()
+    let first = NeverInner()
+    let second = NeverInner()
+    let switched:
+      Publishers.SwitchToLatest<
+        Publishers.SetFailureType<NeverInner, ContractError>,
+        Publishers.Map<
+          PassthroughSubject<NeverInner, ContractError>,
+          Publishers.SetFailureType<NeverInner, ContractError>
+        >
+      > = upstream.switchToLatest()
+    let recorder = RecordingSubscriber<String, ContractError>()
+    switched.subscribe(recorder)
+    upstream.send(first)
+    first.send("1a")
+    upstream.send(second)
+    first.send("1b")
+    second.send("2a")
+    #expect(recorder.values == ["1a", "2a"])
+    #expect(first.subscriberCount == 0 && second.subscriberCount == 1)
+  }
+
+  @Test func anUpstreamFailureIsForwardedAndCancelsTheNeverFailingInner() {
+    let upstream = PassthroughSubject<NeverInner, ContractError>()
+    let first = NeverInner()
+    let recorder = RecordingSubscriber<String, ContractError>()
+    upstream.switchToLatest().subscribe(recorder)
+    upstream.send(first)
+    first.send("1a")
+    upstream.send(completion: .failure(.boom))
+    first.send("1b")
+    #expect(recorder.events == [.subscription, .value("1a"), .completion(.failure(.boom))])
+    #expect(first.subscriberCount == 0)
+  }
+
+  @Test func overNeverFailingInnersFinishesWhenTheUpstreamAndTheCurrentInnerHaveFinished() {
+    let upstream = PassthroughSubject<NeverInner, ContractError>()
+    let first = NeverInner()
+    let recorder = RecordingSubscriber<String, ContractError>()
+    upstream.switchToLatest().subscribe(recorder)
+    upstream.send(first)
+    first.send(completion: .finished)
+    #expect(recorder.completions.isEmpty)
+    let second = NeverInner()
+    upstream.send(second)
+    upstream.send(completion: .finished)
+    second.send("2a")
+    #expect(recorder.completions.isEmpty)
+    second.send(completion: .finished)
+    #expect(recorder.events == [.subscription, .value("2a"), .completion(.finished)])
+  }
+
+  @Test func cancelCancelsTheUpstreamAndTheNeverFailingInner() {
+    let upstream = PassthroughSubject<NeverInner, ContractError>()
+    let first = NeverInner()
+    let recorder = RecordingSubscriber<String, ContractError>()
+    upstream.switchToLatest().subscribe(recorder)
+    upstream.send(first)
+    recorder.cancel()
+    #expect(upstream.subscriberCount == 0 && first.subscriberCount == 0)
+  }
+
+  @Test func keepsThePublisherContractWithNeverFailingInners() {
+    checkOperatorContract { upstream in upstream.map { Just($0) }.switchToLatest() }
+  }
+
+  // MARK: Nothing can fail
+
+  @Test func whenNothingCanFailTheTypesStayUnchanged() {
+    let upstream = PassthroughSubject<NeverInner, Never>()
+    let first = NeverInner()
+    let switched: Publishers.SwitchToLatest<NeverInner, PassthroughSubject<NeverInner, Never>> =
+      upstream.switchToLatest()
+    let recorder = RecordingSubscriber<String, Never>()
+    switched.subscribe(recorder)
+    upstream.send(first)
+    first.send("1a")
+    upstream.send(completion: .finished)
+    first.send(completion: .finished)
+    #expect(recorder.events == [.subscription, .value("1a"), .completion(.finished)])
+  }
+
+  @Test func keepsThePublisherContractWhenNothingCanFail() {
+    checkContract {
+      let upstream = PassthroughSubject<Int, Never>()
+      return ContractRig(
+        publisher: upstream.map { Just($0) }.switchToLatest(), send: { upstream.send($0) },
+        finish: { upstream.send(completion: .finished) },
+        // A source that cannot fail can only complete by finishing.
+        fail: { upstream.send(completion: .finished) })
+    }
+  }
 }

@@ -23,6 +23,19 @@ extension Publisher {
   ) -> Publishers.CombineLatest3<Self, P, Q> where P.Failure == Failure, Q.Failure == Failure {
     Publishers.CombineLatest3(self, publisher1, publisher2)
   }
+
+  /// Publishes a tuple of the latest values of this publisher and three others whenever any
+  /// of them produces a value, once all have produced one.
+  ///
+  /// Demand, completion and failure work as for two publishers: demand goes to all four
+  /// upstreams, the result finishes when all four have finished, and the first failure is
+  /// forwarded at once and cancels the other three.
+  public func combineLatest<P: Publisher, Q: Publisher, R: Publisher>(
+    _ publisher1: P, _ publisher2: Q, _ publisher3: R
+  ) -> Publishers.CombineLatest4<Self, P, Q, R>
+  where P.Failure == Failure, Q.Failure == Failure, R.Failure == Failure {
+    Publishers.CombineLatest4(self, publisher1, publisher2, publisher3)
+  }
 }
 
 extension Publisher {
@@ -46,6 +59,20 @@ extension Publisher {
   ) -> Publishers.Map<Publishers.CombineLatest3<Self, P, Q>, T>
   where P.Failure == Failure, Q.Failure == Failure {
     combineLatest(publisher1, publisher2).map { transform($0.0, $0.1, $0.2) }
+  }
+
+  /// Publishes `transform` applied to the latest values of this publisher and three others
+  /// whenever any of them produces a value, once all have produced one.
+  ///
+  /// ```swift
+  /// host.combineLatest(port, user, token) { Endpoint($0, $1, $2, $3) }
+  /// ```
+  public func combineLatest<P: Publisher, Q: Publisher, R: Publisher, T>(
+    _ publisher1: P, _ publisher2: Q, _ publisher3: R,
+    _ transform: @escaping @Sendable (Output, P.Output, Q.Output, R.Output) -> T
+  ) -> Publishers.Map<Publishers.CombineLatest4<Self, P, Q, R>, T>
+  where P.Failure == Failure, Q.Failure == Failure, R.Failure == Failure {
+    combineLatest(publisher1, publisher2, publisher3).map { transform($0.0, $0.1, $0.2, $0.3) }
   }
 }
 
@@ -113,6 +140,45 @@ extension Publishers {
       a.subscribe(CombineLatestSide<A.Output, S>(core: core, index: 0))
       b.subscribe(CombineLatestSide<B.Output, S>(core: core, index: 1))
       c.subscribe(CombineLatestSide<C.Output, S>(core: core, index: 2))
+    }
+  }
+
+  /// A publisher that publishes the latest values of four upstreams together.
+  public struct CombineLatest4<A: Publisher, B: Publisher, C: Publisher, D: Publisher>: Publisher
+  where A.Failure == B.Failure, B.Failure == C.Failure, C.Failure == D.Failure {
+    /// The kind of values published: a tuple of the upstreams' latest values.
+    public typealias Output = (A.Output, B.Output, C.Output, D.Output)
+    /// The kind of errors published: the upstreams'.
+    public typealias Failure = A.Failure
+
+    /// The first upstream publisher.
+    public let a: A
+    /// The second upstream publisher.
+    public let b: B
+    /// The third upstream publisher.
+    public let c: C
+    /// The fourth upstream publisher.
+    public let d: D
+
+    /// Creates a publisher that combines the latest values of `a`, `b`, `c` and `d`.
+    public init(_ a: A, _ b: B, _ c: C, _ d: D) {
+      self.a = a
+      self.b = b
+      self.c = c
+      self.d = d
+    }
+
+    /// Attaches the subscriber, then subscribes to the four upstreams.
+    public func receive<S: Subscriber>(subscriber: S)
+    where S.Input == Output, S.Failure == Failure {
+      let core = CombineLatestCore(subscriber, count: 4) {
+        ($0[0] as! A.Output, $0[1] as! B.Output, $0[2] as! C.Output, $0[3] as! D.Output)
+      }
+      core.start()
+      a.subscribe(CombineLatestSide<A.Output, S>(core: core, index: 0))
+      b.subscribe(CombineLatestSide<B.Output, S>(core: core, index: 1))
+      c.subscribe(CombineLatestSide<C.Output, S>(core: core, index: 2))
+      d.subscribe(CombineLatestSide<D.Output, S>(core: core, index: 3))
     }
   }
 }

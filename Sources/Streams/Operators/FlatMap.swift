@@ -18,6 +18,66 @@ extension Publisher {
   }
 }
 
+extension Publisher where Failure == Never {
+  /// Transforms every value into a publisher that can fail, and merges their values; the
+  /// result fails with the inner publishers' failure type.
+  ///
+  /// This publisher cannot fail, so it is retyped with `setFailureType(to:)` to the inner
+  /// publishers' failure type, as Combine does. Values, demand and `maxPublishers` work as in
+  /// the overload whose failure types match; the first inner failure is forwarded at once and
+  /// cancels this publisher and every other inner publisher.
+  ///
+  /// ```swift
+  /// let ticks = PassthroughSubject<Int, Never>()
+  /// ticks.flatMap { tick in fetchReport(tick) }  // fetchReport fails with FetchError
+  ///   .sink(receiveCompletion: { print($0) }, receiveValue: { show($0) })
+  /// ```
+  public func flatMap<P: Publisher>(
+    maxPublishers: Subscribers.Demand = .unlimited,
+    _ transform: @escaping @Sendable (Output) -> P
+  ) -> Publishers.FlatMap<P, Publishers.SetFailureType<Self, P.Failure>> {
+    Publishers.FlatMap(
+      upstream: setFailureType(to: P.Failure.self), maxPublishers: maxPublishers,
+      transform: transform)
+  }
+
+  /// Transforms every value into a publisher and merges their values, when neither this
+  /// publisher nor the inner publishers can fail.
+  ///
+  /// This overload keeps the types unchanged (no `setFailureType(to:)` on either side) and is
+  /// the one chosen when both failure types are `Never`.
+  public func flatMap<P: Publisher>(
+    maxPublishers: Subscribers.Demand = .unlimited,
+    _ transform: @escaping @Sendable (Output) -> P
+  ) -> Publishers.FlatMap<P, Self> where P.Failure == Never {
+    Publishers.FlatMap(upstream: self, maxPublishers: maxPublishers, transform: transform)
+  }
+}
+
+extension Publisher {
+  /// Transforms every value into a publisher that cannot fail, and merges their values; the
+  /// result fails with this publisher's failure type.
+  ///
+  /// Each inner publisher is retyped with `setFailureType(to:)` to this publisher's failure
+  /// type, as Combine does. Values, demand and `maxPublishers` work as in the overload whose
+  /// failure types match; a failure of this publisher is forwarded at once and cancels every
+  /// inner publisher.
+  ///
+  /// ```swift
+  /// let ids = PassthroughSubject<Int, LoadError>()
+  /// ids.flatMap { id in cache.publisher(for: id) }  // the cache's publisher never fails
+  /// ```
+  public func flatMap<P: Publisher>(
+    maxPublishers: Subscribers.Demand = .unlimited,
+    _ transform: @escaping @Sendable (Output) -> P
+  ) -> Publishers.FlatMap<Publishers.SetFailureType<P, Failure>, Self>
+  where P.Failure == Never {
+    Publishers.FlatMap(
+      upstream: self, maxPublishers: maxPublishers,
+      transform: sendableClosure(transform, then: RetypeFailure<P, Failure>()))
+  }
+}
+
 extension Publishers {
   /// A publisher that transforms every value of its upstream into a publisher and merges
   /// their values.

@@ -15,6 +15,63 @@ extension Publisher where Output: Publisher, Output.Failure == Failure {
   }
 }
 
+extension Publisher where Output: Publisher, Failure == Never {
+  /// Republishes the values of the most recent publisher this publisher produced, when only
+  /// the inner publishers can fail; the result fails with their failure type.
+  ///
+  /// This publisher is retyped with `setFailureType(to:)` to the inner publishers' failure
+  /// type, as Combine does. Switching, demand and completion work as in the overload whose
+  /// failure types match; a failure of the current inner publisher is forwarded at once and
+  /// cancels this publisher.
+  ///
+  /// ```swift
+  /// let queries = PassthroughSubject<String, Never>()
+  /// queries.map { search($0) }.switchToLatest()  // search fails with SearchError
+  /// ```
+  public func switchToLatest()
+    -> Publishers.SwitchToLatest<
+      Output, Publishers.SetFailureType<Self, Output.Failure>
+    >
+  {
+    Publishers.SwitchToLatest(upstream: setFailureType(to: Output.Failure.self))
+  }
+}
+
+extension Publisher where Output: Publisher, Failure == Never, Output.Failure == Never {
+  /// Republishes the values of the most recent publisher this publisher produced, when
+  /// neither this publisher nor the inner publishers can fail.
+  ///
+  /// This overload keeps the types unchanged and is the one chosen when both failure types
+  /// are `Never`.
+  public func switchToLatest() -> Publishers.SwitchToLatest<Output, Self> {
+    Publishers.SwitchToLatest(upstream: self)
+  }
+}
+
+extension Publisher where Output: Publisher, Output.Failure == Never {
+  /// Republishes the values of the most recent publisher this publisher produced, when only
+  /// this publisher can fail; the result fails with its failure type.
+  ///
+  /// Each inner publisher is retyped with `setFailureType(to:)` to this publisher's failure
+  /// type, as Combine does. Switching, demand and completion work as in the overload whose
+  /// failure types match; a failure of this publisher is forwarded at once and cancels the
+  /// current inner publisher.
+  ///
+  /// ```swift
+  /// let sources = PassthroughSubject<Just<Int>, LoadError>()
+  /// sources.switchToLatest().sink(receiveCompletion: { print($0) }, receiveValue: { show($0) })
+  /// ```
+  public func switchToLatest()
+    -> Publishers.SwitchToLatest<
+      Publishers.SetFailureType<Output, Failure>,
+      Publishers.Map<Self, Publishers.SetFailureType<Output, Failure>>
+    >
+  {
+    Publishers.SwitchToLatest(
+      upstream: map(sendableClosure(RetypeFailure<Output, Failure>())))
+  }
+}
+
 extension Publishers {
   /// A publisher that flattens nested publishers, republishing only the latest one's values.
   public struct SwitchToLatest<P: Publisher, Upstream: Publisher>: Publisher

@@ -21,6 +21,19 @@ extension Publisher {
   ) -> Publishers.Zip3<Self, P, Q> where P.Failure == Failure, Q.Failure == Failure {
     Publishers.Zip3(self, publisher1, publisher2)
   }
+
+  /// Publishes quadruples of values: the n-th value of this publisher and of three others.
+  ///
+  /// Demand, completion and failure work as for two publishers: demand goes to all four
+  /// upstreams, the result finishes once a finished upstream has nothing left to pair
+  /// (cancelling the others), and the first failure is forwarded at once and cancels the other
+  /// three.
+  public func zip<P: Publisher, Q: Publisher, R: Publisher>(
+    _ publisher1: P, _ publisher2: Q, _ publisher3: R
+  ) -> Publishers.Zip4<Self, P, Q, R>
+  where P.Failure == Failure, Q.Failure == Failure, R.Failure == Failure {
+    Publishers.Zip4(self, publisher1, publisher2, publisher3)
+  }
 }
 
 extension Publisher {
@@ -42,6 +55,19 @@ extension Publisher {
   ) -> Publishers.Map<Publishers.Zip3<Self, P, Q>, T>
   where P.Failure == Failure, Q.Failure == Failure {
     zip(publisher1, publisher2).map { transform($0.0, $0.1, $0.2) }
+  }
+
+  /// Publishes `transform` applied to the n-th value of this publisher and of three others.
+  ///
+  /// ```swift
+  /// reads.zip(parses, checks, writes) { Stage($0, $1, $2, $3) }
+  /// ```
+  public func zip<P: Publisher, Q: Publisher, R: Publisher, T>(
+    _ publisher1: P, _ publisher2: Q, _ publisher3: R,
+    _ transform: @escaping @Sendable (Output, P.Output, Q.Output, R.Output) -> T
+  ) -> Publishers.Map<Publishers.Zip4<Self, P, Q, R>, T>
+  where P.Failure == Failure, Q.Failure == Failure, R.Failure == Failure {
+    zip(publisher1, publisher2, publisher3).map { transform($0.0, $0.1, $0.2, $0.3) }
   }
 }
 
@@ -106,6 +132,45 @@ extension Publishers {
       a.subscribe(ZipSide<A.Output, S>(core: core, index: 0))
       b.subscribe(ZipSide<B.Output, S>(core: core, index: 1))
       c.subscribe(ZipSide<C.Output, S>(core: core, index: 2))
+    }
+  }
+
+  /// A publisher that groups the values of four upstreams in order.
+  public struct Zip4<A: Publisher, B: Publisher, C: Publisher, D: Publisher>: Publisher
+  where A.Failure == B.Failure, B.Failure == C.Failure, C.Failure == D.Failure {
+    /// The kind of values published: a tuple of one value from each upstream.
+    public typealias Output = (A.Output, B.Output, C.Output, D.Output)
+    /// The kind of errors published: the upstreams'.
+    public typealias Failure = A.Failure
+
+    /// The first upstream publisher.
+    public let a: A
+    /// The second upstream publisher.
+    public let b: B
+    /// The third upstream publisher.
+    public let c: C
+    /// The fourth upstream publisher.
+    public let d: D
+
+    /// Creates a publisher that zips `a`, `b`, `c` and `d`.
+    public init(_ a: A, _ b: B, _ c: C, _ d: D) {
+      self.a = a
+      self.b = b
+      self.c = c
+      self.d = d
+    }
+
+    /// Attaches the subscriber, then subscribes to the four upstreams.
+    public func receive<S: Subscriber>(subscriber: S)
+    where S.Input == Output, S.Failure == Failure {
+      let core = ZipCore(subscriber, count: 4) {
+        ($0[0] as! A.Output, $0[1] as! B.Output, $0[2] as! C.Output, $0[3] as! D.Output)
+      }
+      core.start()
+      a.subscribe(ZipSide<A.Output, S>(core: core, index: 0))
+      b.subscribe(ZipSide<B.Output, S>(core: core, index: 1))
+      c.subscribe(ZipSide<C.Output, S>(core: core, index: 2))
+      d.subscribe(ZipSide<D.Output, S>(core: core, index: 3))
     }
   }
 }
