@@ -103,8 +103,8 @@ extension Publishers {
         ($0[0] as! A.Output, $0[1] as! B.Output)
       }
       core.start()
-      a.subscribe(CombineLatestSide<A.Output, S>(core: core, index: 0))
-      b.subscribe(CombineLatestSide<B.Output, S>(core: core, index: 1))
+      a.subscribe(core.subscriber(forSide: 0))
+      b.subscribe(core.subscriber(forSide: 1))
     }
   }
 
@@ -137,9 +137,9 @@ extension Publishers {
         ($0[0] as! A.Output, $0[1] as! B.Output, $0[2] as! C.Output)
       }
       core.start()
-      a.subscribe(CombineLatestSide<A.Output, S>(core: core, index: 0))
-      b.subscribe(CombineLatestSide<B.Output, S>(core: core, index: 1))
-      c.subscribe(CombineLatestSide<C.Output, S>(core: core, index: 2))
+      a.subscribe(core.subscriber(forSide: 0))
+      b.subscribe(core.subscriber(forSide: 1))
+      c.subscribe(core.subscriber(forSide: 2))
     }
   }
 
@@ -175,10 +175,10 @@ extension Publishers {
         ($0[0] as! A.Output, $0[1] as! B.Output, $0[2] as! C.Output, $0[3] as! D.Output)
       }
       core.start()
-      a.subscribe(CombineLatestSide<A.Output, S>(core: core, index: 0))
-      b.subscribe(CombineLatestSide<B.Output, S>(core: core, index: 1))
-      c.subscribe(CombineLatestSide<C.Output, S>(core: core, index: 2))
-      d.subscribe(CombineLatestSide<D.Output, S>(core: core, index: 3))
+      a.subscribe(core.subscriber(forSide: 0))
+      b.subscribe(core.subscriber(forSide: 1))
+      c.subscribe(core.subscriber(forSide: 2))
+      d.subscribe(core.subscriber(forSide: 3))
     }
   }
 }
@@ -187,7 +187,7 @@ extension Publishers {
 ///
 /// Values are kept as `Any` so that one core serves every arity; `combine` turns the full set
 /// back into the typed tuple, and only ever sees values of the types the sides put in.
-private final class CombineLatestCore<Downstream: Subscriber>: Subscription {
+private final class CombineLatestCore<Downstream: Subscriber>: Subscription, FanInCore {
   typealias Failure = Downstream.Failure
 
   private struct Side {
@@ -235,7 +235,8 @@ private final class CombineLatestCore<Downstream: Subscriber>: Subscription {
     if requested > .none { subscription.request(requested) }
   }
 
-  func side(_ index: Int, received value: Any) {
+  func side<Value>(_ index: Int, received value: Value) {
+    let value: Any = value  // boxed before taking the lock
     let deliver = state.withLock { state -> Bool in
       guard !state.isTerminal else { return false }
       state.sides[index].latest = value
@@ -300,31 +301,5 @@ private final class CombineLatestCore<Downstream: Subscriber>: Subscription {
     state.isTerminal = true
     state.sides = []
     return downstream.enqueue(.completion(.finished))
-  }
-}
-
-/// Subscribes a `CombineLatestCore` to one upstream.
-private final class CombineLatestSide<Input, Downstream: Subscriber>: Subscriber {
-  typealias Failure = Downstream.Failure
-
-  private let core: CombineLatestCore<Downstream>
-  private let index: Int
-
-  init(core: CombineLatestCore<Downstream>, index: Int) {
-    self.core = core
-    self.index = index
-  }
-
-  func receive(subscription: any Subscription) {
-    core.side(index, received: subscription)
-  }
-
-  func receive(_ input: Input) -> Subscribers.Demand {
-    core.side(index, received: input)
-    return .none
-  }
-
-  func receive(completion: Subscribers.Completion<Failure>) {
-    core.side(index, completedWith: completion)
   }
 }

@@ -112,7 +112,7 @@ extension Publishers {
 /// beyond the subscriber's demand wait in a buffer. The subscriber gets `.finished` once the
 /// core is closed, every child has finished and the buffer is empty, and the first failure at
 /// once, with every other child cancelled.
-final class MergeCore<Downstream: Subscriber>: Subscription {
+final class MergeCore<Downstream: Subscriber>: Subscription, FanInCore {
   typealias Input = Downstream.Input
   typealias Failure = Downstream.Failure
 
@@ -187,7 +187,8 @@ final class MergeCore<Downstream: Subscriber>: Subscription {
       return state.nextChild
     }
     guard let id else { return nil }
-    return { publisher.subscribe(MergeChild(core: self, id: id)) }
+    let side: FanInSide<Input, MergeCore> = subscriber(forSide: id)
+    return { publisher.subscribe(side) }
   }
 
   /// No more children will be added; the core finishes when the last one does.
@@ -231,7 +232,7 @@ final class MergeCore<Downstream: Subscriber>: Subscription {
 
   // MARK: Child events
 
-  fileprivate func child(_ id: Int, received subscription: any Subscription) {
+  func side(_ id: Int, received subscription: any Subscription) {
     let demand = state.withLock { state -> Subscribers.Demand? in
       guard !state.isTerminal, case .awaiting? = state.children[id] else { return nil }
       state.children[id] = .live(subscription)
@@ -244,7 +245,15 @@ final class MergeCore<Downstream: Subscriber>: Subscription {
     if demand > .none { subscription.request(demand) }
   }
 
-  fileprivate func child(_ id: Int, received input: Input) {
+  func side<Value>(_ id: Int, received value: Value) {
+    // Every child is a `FanInSide<Input, MergeCore>` (see `subscribeChild`), so `Value` is
+    // `Input`; the check is a pointer comparison, where `as!` would cost a runtime cast on
+    // every value.
+    precondition(Value.self == Input.self)
+    child(id, received: unsafeBitCast(value, to: Input.self))
+  }
+
+  private func child(_ id: Int, received input: Input) {
     let deliver = state.withLock { state -> Bool in
       guard !state.isTerminal, state.children[id] != nil else { return false }
       guard state.demand > .none, state.buffer.isEmpty else {
@@ -257,7 +266,7 @@ final class MergeCore<Downstream: Subscriber>: Subscription {
     if deliver { addDemand(downstream.deliver()) }
   }
 
-  fileprivate func child(_ id: Int, completedWith completion: Subscribers.Completion<Failure>) {
+  func side(_ id: Int, completedWith completion: Subscribers.Completion<Failure>) {
     switch completion {
     case .finished:
       var outer: (any Subscription)?
@@ -327,32 +336,5 @@ final class MergeCore<Downstream: Subscriber>: Subscription {
     outer?.cancel()
     for child in children { child.cancel() }
     if deliver { _ = downstream.deliver() }
-  }
-}
-
-/// Subscribes a `MergeCore` to one of its children and forwards that child's events.
-private final class MergeChild<Downstream: Subscriber>: Subscriber {
-  typealias Input = Downstream.Input
-  typealias Failure = Downstream.Failure
-
-  private let core: MergeCore<Downstream>
-  private let id: Int
-
-  init(core: MergeCore<Downstream>, id: Int) {
-    self.core = core
-    self.id = id
-  }
-
-  func receive(subscription: any Subscription) {
-    core.child(id, received: subscription)
-  }
-
-  func receive(_ input: Input) -> Subscribers.Demand {
-    core.child(id, received: input)
-    return .none
-  }
-
-  func receive(completion: Subscribers.Completion<Failure>) {
-    core.child(id, completedWith: completion)
   }
 }

@@ -95,8 +95,8 @@ extension Publishers {
     where S.Input == Output, S.Failure == Failure {
       let core = ZipCore(subscriber, count: 2) { ($0[0] as! A.Output, $0[1] as! B.Output) }
       core.start()
-      a.subscribe(ZipSide<A.Output, S>(core: core, index: 0))
-      b.subscribe(ZipSide<B.Output, S>(core: core, index: 1))
+      a.subscribe(core.subscriber(forSide: 0))
+      b.subscribe(core.subscriber(forSide: 1))
     }
   }
 
@@ -129,9 +129,9 @@ extension Publishers {
         ($0[0] as! A.Output, $0[1] as! B.Output, $0[2] as! C.Output)
       }
       core.start()
-      a.subscribe(ZipSide<A.Output, S>(core: core, index: 0))
-      b.subscribe(ZipSide<B.Output, S>(core: core, index: 1))
-      c.subscribe(ZipSide<C.Output, S>(core: core, index: 2))
+      a.subscribe(core.subscriber(forSide: 0))
+      b.subscribe(core.subscriber(forSide: 1))
+      c.subscribe(core.subscriber(forSide: 2))
     }
   }
 
@@ -167,10 +167,10 @@ extension Publishers {
         ($0[0] as! A.Output, $0[1] as! B.Output, $0[2] as! C.Output, $0[3] as! D.Output)
       }
       core.start()
-      a.subscribe(ZipSide<A.Output, S>(core: core, index: 0))
-      b.subscribe(ZipSide<B.Output, S>(core: core, index: 1))
-      c.subscribe(ZipSide<C.Output, S>(core: core, index: 2))
-      d.subscribe(ZipSide<D.Output, S>(core: core, index: 3))
+      a.subscribe(core.subscriber(forSide: 0))
+      b.subscribe(core.subscriber(forSide: 1))
+      c.subscribe(core.subscriber(forSide: 2))
+      d.subscribe(core.subscriber(forSide: 3))
     }
   }
 }
@@ -179,7 +179,7 @@ extension Publishers {
 ///
 /// Values are kept as `Any` so that one core serves every arity; `combine` turns one value
 /// from each side back into the typed tuple.
-private final class ZipCore<Downstream: Subscriber>: Subscription {
+private final class ZipCore<Downstream: Subscriber>: Subscription, FanInCore {
   typealias Failure = Downstream.Failure
 
   private struct Side {
@@ -225,7 +225,8 @@ private final class ZipCore<Downstream: Subscriber>: Subscription {
     if demand > .none { subscription.request(demand) }
   }
 
-  func side(_ index: Int, received value: Any) {
+  func side<Value>(_ index: Int, received value: Value) {
+    let value: Any = value  // boxed before taking the lock
     let (deliver, others) = state.withLock { state -> (Bool, [any Subscription]) in
       guard !state.isTerminal else { return (false, []) }
       state.sides[index].buffer.append(value)
@@ -302,31 +303,5 @@ private final class ZipCore<Downstream: Subscriber>: Subscription {
     state.isTerminal = true
     defer { state.sides = [] }
     return (downstream.enqueue(.completion(.finished)), state.subscriptions)
-  }
-}
-
-/// Subscribes a `ZipCore` to one upstream.
-private final class ZipSide<Input, Downstream: Subscriber>: Subscriber {
-  typealias Failure = Downstream.Failure
-
-  private let core: ZipCore<Downstream>
-  private let index: Int
-
-  init(core: ZipCore<Downstream>, index: Int) {
-    self.core = core
-    self.index = index
-  }
-
-  func receive(subscription: any Subscription) {
-    core.side(index, received: subscription)
-  }
-
-  func receive(_ input: Input) -> Subscribers.Demand {
-    core.side(index, received: input)
-    return .none
-  }
-
-  func receive(completion: Subscribers.Completion<Failure>) {
-    core.side(index, completedWith: completion)
   }
 }
