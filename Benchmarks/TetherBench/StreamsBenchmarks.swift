@@ -27,6 +27,30 @@ func streamsBenchmarks() -> [Benchmark] {
       return total.value
     },
     Benchmark(
+      "streams.merge-sink", baseline: "streams.subject-sink",
+      note: "two subjects merged into one sink, per value", operations: 1_000_000
+    ) { n in
+      let a = PassthroughSubject<UInt64, Never>()
+      let b = PassthroughSubject<UInt64, Never>()
+      let total = BenchTotal()
+      let cancellable = a.merge(with: b).sink { total.add($0) }
+      for i in 0..<n { (i & 1 == 0 ? a : b).send(UInt64(i)) }
+      cancellable.cancel()
+      return total.value
+    },
+    Benchmark(
+      "streams.combinelatest-sink", baseline: "streams.subject-sink",
+      note: "two subjects combined into one sink, per value", operations: 200_000
+    ) { n in
+      let a = PassthroughSubject<UInt64, Never>()
+      let b = PassthroughSubject<UInt64, Never>()
+      let total = BenchTotal()
+      let cancellable = a.combineLatest(b).sink { total.add($0.0 &+ $0.1) }
+      for i in 0..<n { (i & 1 == 0 ? a : b).send(UInt64(i)) }
+      cancellable.cancel()
+      return total.value
+    },
+    Benchmark(
       "streams.chain12-subscribe-cancel", baseline: "baseline.mutex-increment",
       note: "target <= 5000 ns", operations: 20_000
     ) { n in

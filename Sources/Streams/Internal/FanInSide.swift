@@ -1,6 +1,7 @@
 /// The shared state of an operator that subscribes to several upstreams at once
 /// (`combineLatest`, `zip`, `merge`): each upstream reaches it through a ``FanInSide`` that
 /// tags every event with the index of its side.
+@usableFromInline
 protocol FanInCore<Failure>: AnyObject {
   associatedtype Failure: Error
 
@@ -17,6 +18,7 @@ protocol FanInCore<Failure>: AnyObject {
 
 extension FanInCore {
   /// A subscriber that feeds one upstream's events to this core as side `index`.
+  @inlinable
   func subscriber<Input>(forSide index: Int) -> FanInSide<Input, Self> {
     FanInSide(core: self, index: index)
   }
@@ -27,26 +29,31 @@ extension FanInCore {
 ///
 /// Generic over the concrete core, so that forwarding an event needs no existential and no
 /// extra allocation.
+@usableFromInline
 final class FanInSide<Input, Core: FanInCore>: Subscriber {
-  typealias Failure = Core.Failure
+  @usableFromInline typealias Failure = Core.Failure
 
-  private let core: Core
-  private let index: Int
+  @usableFromInline let core: Core
+  @usableFromInline let index: Int
 
+  @inlinable
   init(core: Core, index: Int) {
     self.core = core
     self.index = index
   }
 
+  @inlinable
   func receive(subscription: any Subscription) {
     core.side(index, received: subscription)
   }
 
+  @inlinable
   func receive(_ input: Input) -> Subscribers.Demand {
     core.side(index, received: input)
     return .none
   }
 
+  @inlinable
   func receive(completion: Subscribers.Completion<Failure>) {
     core.side(index, completedWith: completion)
   }

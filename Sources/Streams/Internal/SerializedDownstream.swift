@@ -10,39 +10,45 @@
 ///
 /// The subscription is the first event, a completion the last: after it, or after ``cancel()``,
 /// the subscriber is released and nothing more is delivered.
+@usableFromInline
 final class SerializedDownstream<Downstream: Subscriber>: Sendable {
-  typealias Input = Downstream.Input
-  typealias Failure = Downstream.Failure
+  @usableFromInline typealias Input = Downstream.Input
+  @usableFromInline typealias Failure = Downstream.Failure
 
+  @usableFromInline
   enum Event {
     case subscription(any Subscription)
     case value(Input)
     case completion(Subscribers.Completion<Failure>)
   }
 
-  private struct State {
-    var downstream: Downstream?
-    var queue: [Event] = []
-    var isDelivering = false
+  @usableFromInline
+  struct State {
+    @usableFromInline var downstream: Downstream?
+    @usableFromInline var queue: [Event] = []
+    @usableFromInline var isDelivering = false
     /// A completion was sent, or the subscriber cancelled: later events are dropped.
-    var isClosed = false
+    @usableFromInline var isClosed = false
+
+    @inlinable init(downstream: Downstream) { self.downstream = downstream }
   }
 
-  private let state: Locked<State>
+  @usableFromInline let state: Locked<State>
 
+  @inlinable
   init(_ downstream: Downstream) {
     state = Locked(State(downstream: downstream))
   }
 
   /// Whether a completion was sent or the subscriber cancelled.
-  var isClosed: Bool { state.withLock { $0.isClosed } }
+  @inlinable var isClosed: Bool { state.withLock { $0.isClosed } }
 
   /// Delivers `event` now, or queues it behind the delivery in progress.
   ///
   /// - Returns: The demand that the subscriber added while this call was delivering (from
   ///   `receive(_:)`), which the operator must account for; `.none` if another caller
   ///   delivers the event.
-  @discardableResult
+  @inlinable @discardableResult
   func send(_ event: Event) -> Subscribers.Demand {
     enqueue(event) ? deliver() : .none
   }
@@ -54,6 +60,7 @@ final class SerializedDownstream<Downstream: Subscriber>: Sendable {
   /// other way round), then calls ``deliver()`` after unlocking if this returned `true`.
   ///
   /// - Returns: Whether the caller has become the deliverer and must call ``deliver()``.
+  @inlinable
   func enqueue(_ event: Event) -> Bool {
     state.withLock { state -> Bool in
       guard !state.isClosed else { return false }
@@ -67,6 +74,7 @@ final class SerializedDownstream<Downstream: Subscriber>: Sendable {
 
   /// Drops queued events and releases the subscriber; nothing is delivered after this returns,
   /// except a call another thread is already making.
+  @inlinable
   func cancel() {
     let released = state.withLock { state -> Downstream? in
       state.isClosed = true
@@ -82,13 +90,15 @@ final class SerializedDownstream<Downstream: Subscriber>: Sendable {
   /// `true`, and never while holding a lock.
   ///
   /// - Returns: The demand the subscriber added while receiving values.
+  @inlinable
   func deliver() -> Subscribers.Demand {
     var added = Subscribers.Demand.none
     while true {
       let next = state.withLock { state -> (Downstream, Event)? in
         guard let downstream = state.downstream, !state.queue.isEmpty else {
           state.isDelivering = false
-          state.queue.removeAll()
+          // Drained: keep the buffer for the next event. Cancelled: drop everything.
+          if state.downstream == nil { state.queue = [] }
           return nil
         }
         let event = state.queue.removeFirst()

@@ -97,6 +97,7 @@ extension Publishers {
     }
 
     /// Attaches the subscriber, then subscribes to both upstreams.
+    @inlinable
     public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
       let core = CombineLatestCore(subscriber, count: 2) {
@@ -131,6 +132,7 @@ extension Publishers {
     }
 
     /// Attaches the subscriber, then subscribes to the three upstreams.
+    @inlinable
     public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
       let core = CombineLatestCore(subscriber, count: 3) {
@@ -169,6 +171,7 @@ extension Publishers {
     }
 
     /// Attaches the subscriber, then subscribes to the four upstreams.
+    @inlinable
     public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
       let core = CombineLatestCore(subscriber, count: 4) {
@@ -187,29 +190,37 @@ extension Publishers {
 ///
 /// Values are kept as `Any` so that one core serves every arity; `combine` turns the full set
 /// back into the typed tuple, and only ever sees values of the types the sides put in.
-private final class CombineLatestCore<Downstream: Subscriber>: Subscription, FanInCore {
-  typealias Failure = Downstream.Failure
+@usableFromInline
+final class CombineLatestCore<Downstream: Subscriber>: Subscription, FanInCore {
+  @usableFromInline typealias Failure = Downstream.Failure
 
-  private struct Side {
-    var subscription: (any Subscription)?
-    var latest: Any?
-    var isFinished = false
+  @usableFromInline
+  struct Side {
+    @usableFromInline var subscription: (any Subscription)?
+    @usableFromInline var latest: Any?
+    @usableFromInline var isFinished = false
+
+    @inlinable init() {}
   }
 
-  private struct State {
-    var sides: [Side]
-    var demand = Subscribers.Demand.none
+  @usableFromInline
+  struct State {
+    @usableFromInline var sides: [Side]
+    @usableFromInline var demand = Subscribers.Demand.none
     /// Everything the subscriber requested so far, for an upstream that subscribes late.
-    var requested = Subscribers.Demand.none
-    var isTerminal = false
+    @usableFromInline var requested = Subscribers.Demand.none
+    @usableFromInline var isTerminal = false
 
-    var subscriptions: [any Subscription] { sides.compactMap(\.subscription) }
+    @inlinable init(sides: [Side]) { self.sides = sides }
+
+    @inlinable var subscriptions: [any Subscription] { sides.compactMap { $0.subscription } }
   }
 
-  private let downstream: SerializedDownstream<Downstream>
-  private let state: Locked<State>
-  private let combine: @Sendable ([Any]) -> Downstream.Input
+  @usableFromInline let downstream: SerializedDownstream<Downstream>
+  @usableFromInline let state: Locked<State>
+  @usableFromInline let combine: @Sendable ([Any]) -> Downstream.Input
 
+  @inlinable
   init(
     _ downstream: Downstream, count: Int, combine: @escaping @Sendable ([Any]) -> Downstream.Input
   ) {
@@ -218,10 +229,12 @@ private final class CombineLatestCore<Downstream: Subscriber>: Subscription, Fan
     self.combine = combine
   }
 
+  @inlinable
   func start() {
     addDemand(downstream.send(.subscription(self)))
   }
 
+  @inlinable
   func side(_ index: Int, received subscription: any Subscription) {
     let requested = state.withLock { state -> Subscribers.Demand? in
       guard !state.isTerminal, state.sides[index].subscription == nil else { return nil }
@@ -235,6 +248,7 @@ private final class CombineLatestCore<Downstream: Subscriber>: Subscription, Fan
     if requested > .none { subscription.request(requested) }
   }
 
+  @inlinable
   func side<Value>(_ index: Int, received value: Value) {
     let value: Any = value  // boxed before taking the lock
     let deliver = state.withLock { state -> Bool in
@@ -245,6 +259,7 @@ private final class CombineLatestCore<Downstream: Subscriber>: Subscription, Fan
     if deliver { addDemand(downstream.deliver()) }
   }
 
+  @inlinable
   func side(_ index: Int, completedWith completion: Subscribers.Completion<Failure>) {
     let (deliver, others) = state.withLock { state -> (Bool, [any Subscription]) in
       guard !state.isTerminal else { return (false, []) }
@@ -261,6 +276,7 @@ private final class CombineLatestCore<Downstream: Subscriber>: Subscription, Fan
     if deliver { _ = downstream.deliver() }
   }
 
+  @inlinable
   func request(_ demand: Subscribers.Demand) {
     guard demand > .none else { return }
     let subscriptions = state.withLock { state -> [any Subscription] in
@@ -272,6 +288,7 @@ private final class CombineLatestCore<Downstream: Subscriber>: Subscription, Fan
     for subscription in subscriptions { subscription.request(demand) }
   }
 
+  @inlinable
   func cancel() {
     let subscriptions = state.withLock { state -> [any Subscription] in
       guard !state.isTerminal else { return [] }
@@ -283,21 +300,24 @@ private final class CombineLatestCore<Downstream: Subscriber>: Subscription, Fan
     for subscription in subscriptions { subscription.cancel() }
   }
 
-  private func addDemand(_ demand: Subscribers.Demand) {
+  @inlinable
+  func addDemand(_ demand: Subscribers.Demand) {
     request(demand)
   }
 
   /// Queues the current combination if every side has a value and the subscriber has
   /// demand; without demand the combination is dropped, as Combine does.
-  private func emitLocked(_ state: inout State) -> Bool {
-    let values = state.sides.compactMap(\.latest)
+  @inlinable
+  func emitLocked(_ state: inout State) -> Bool {
+    let values = state.sides.compactMap { $0.latest }
     guard values.count == state.sides.count, state.demand > .none else { return false }
     state.demand -= 1
     return downstream.enqueue(.value(combine(values)))
   }
 
-  private func finishLocked(_ state: inout State) -> Bool {
-    guard !state.isTerminal, state.sides.allSatisfy(\.isFinished) else { return false }
+  @inlinable
+  func finishLocked(_ state: inout State) -> Bool {
+    guard !state.isTerminal, state.sides.allSatisfy({ $0.isFinished }) else { return false }
     state.isTerminal = true
     state.sides = []
     return downstream.enqueue(.completion(.finished))

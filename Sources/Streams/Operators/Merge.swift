@@ -51,6 +51,7 @@ extension Publishers {
     }
 
     /// Attaches the subscriber, then subscribes to both upstreams.
+    @inlinable
     public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
       let core = MergeCore(subscriber, isOpen: false)
@@ -88,6 +89,7 @@ extension Publishers {
 
     /// Attaches the subscriber, then subscribes to every upstream in order. With no
     /// upstreams it finishes at once.
+    @inlinable
     public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
       let core = MergeCore(subscriber, isOpen: true)
@@ -112,31 +114,36 @@ extension Publishers {
 /// beyond the subscriber's demand wait in a buffer. The subscriber gets `.finished` once the
 /// core is closed, every child has finished and the buffer is empty, and the first failure at
 /// once, with every other child cancelled.
+@usableFromInline
 final class MergeCore<Downstream: Subscriber>: Subscription, FanInCore {
-  typealias Input = Downstream.Input
-  typealias Failure = Downstream.Failure
+  @usableFromInline typealias Input = Downstream.Input
+  @usableFromInline typealias Failure = Downstream.Failure
 
-  private enum Child {
+  @usableFromInline
+  enum Child {
     case awaiting
     case live(any Subscription)
   }
 
-  private struct State {
-    var children: [Int: Child] = [:]
-    var nextChild = 0
-    var isOpen: Bool
+  @usableFromInline
+  struct State {
+    @usableFromInline var children: [Int: Child] = [:]
+    @usableFromInline var nextChild = 0
+    @usableFromInline var isOpen: Bool
     /// The subscriber has been sent its subscription; nothing may reach it before that.
-    var isStarted = false
-    var demand = Subscribers.Demand.none
-    var buffer: [Input] = []
-    var isTerminal = false
+    @usableFromInline var isStarted = false
+    @usableFromInline var demand = Subscribers.Demand.none
+    @usableFromInline var buffer: [Input] = []
+    @usableFromInline var isTerminal = false
     /// flatMap's upstream of publishers: cancelled with the children, and asked for one more
     /// publisher each time a child finishes when `replenishesOuter`.
-    var outer: (any Subscription)?
-    var replenishesOuter = false
+    @usableFromInline var outer: (any Subscription)?
+    @usableFromInline var replenishesOuter = false
+
+    @inlinable init(isOpen: Bool) { self.isOpen = isOpen }
 
     /// The live children, oldest first, so demand reaches them in a predictable order.
-    var liveChildren: [any Subscription] {
+    @inlinable var liveChildren: [any Subscription] {
       children.sorted { $0.key < $1.key }.compactMap { _, child in
         if case .live(let subscription) = child { return subscription }
         return nil
@@ -144,9 +151,10 @@ final class MergeCore<Downstream: Subscriber>: Subscription, FanInCore {
     }
   }
 
-  private let downstream: SerializedDownstream<Downstream>
-  private let state: Locked<State>
+  @usableFromInline let downstream: SerializedDownstream<Downstream>
+  @usableFromInline let state: Locked<State>
 
+  @inlinable
   init(_ downstream: Downstream, isOpen: Bool) {
     self.downstream = SerializedDownstream(downstream)
     state = Locked(State(isOpen: isOpen))
@@ -154,6 +162,7 @@ final class MergeCore<Downstream: Subscriber>: Subscription, FanInCore {
 
   /// Sends the subscriber its subscription; call after reserving the first children (so an
   /// empty, closed core does not finish early) and before subscribing to them.
+  @inlinable
   func start(subscription: any Subscription) {
     let deliver = state.withLock { state in
       state.isStarted = true
@@ -167,6 +176,7 @@ final class MergeCore<Downstream: Subscriber>: Subscription, FanInCore {
   /// `replenish`, to ask it for one more publisher whenever a child finishes.
   ///
   /// - Returns: `false` (and keeps nothing) if the core already ended.
+  @inlinable
   func attachOuter(_ subscription: any Subscription, replenish: Bool) -> Bool {
     state.withLock { state in
       guard !state.isTerminal else { return false }
@@ -178,6 +188,7 @@ final class MergeCore<Downstream: Subscriber>: Subscription, FanInCore {
 
   /// Reserves a child slot for `publisher` and returns the closure that subscribes to it, or
   /// `nil` if the core already ended. Call the closure without holding a lock.
+  @inlinable
   func subscribeChild<P: Publisher>(_ publisher: P) -> (() -> Void)?
   where P.Output == Input, P.Failure == Failure {
     let id = state.withLock { state -> Int? in
@@ -192,18 +203,21 @@ final class MergeCore<Downstream: Subscriber>: Subscription, FanInCore {
   }
 
   /// No more children will be added; the core finishes when the last one does.
+  @inlinable
   func close() {
     finishIfDone { $0.isOpen = false }
   }
 
   /// Fails the subscriber at once (flatMap's outer upstream failed).
+  @inlinable
   func fail(_ error: Failure) {
     terminate(with: .failure(error))
   }
 
   /// Whether the subscriber cancelled or the core completed.
-  var isTerminal: Bool { state.withLock { $0.isTerminal } }
+  @inlinable var isTerminal: Bool { state.withLock { $0.isTerminal } }
 
+  @inlinable
   func request(_ demand: Subscribers.Demand) {
     guard demand > .none else { return }
     let children = state.withLock { state -> [any Subscription] in
@@ -214,6 +228,7 @@ final class MergeCore<Downstream: Subscriber>: Subscription, FanInCore {
     pump()
   }
 
+  @inlinable
   func cancel() {
     let (children, outer) = state.withLock { state -> ([any Subscription], (any Subscription)?) in
       guard !state.isTerminal else { return ([], nil) }
@@ -232,6 +247,7 @@ final class MergeCore<Downstream: Subscriber>: Subscription, FanInCore {
 
   // MARK: Child events
 
+  @inlinable
   func side(_ id: Int, received subscription: any Subscription) {
     let demand = state.withLock { state -> Subscribers.Demand? in
       guard !state.isTerminal, case .awaiting? = state.children[id] else { return nil }
@@ -245,6 +261,7 @@ final class MergeCore<Downstream: Subscriber>: Subscription, FanInCore {
     if demand > .none { subscription.request(demand) }
   }
 
+  @inlinable
   func side<Value>(_ id: Int, received value: Value) {
     // Every child is a `FanInSide<Input, MergeCore>` (see `subscribeChild`), so `Value` is
     // `Input`; the check is a pointer comparison, where `as!` would cost a runtime cast on
@@ -253,7 +270,8 @@ final class MergeCore<Downstream: Subscriber>: Subscription, FanInCore {
     child(id, received: unsafeBitCast(value, to: Input.self))
   }
 
-  private func child(_ id: Int, received input: Input) {
+  @inlinable
+  func child(_ id: Int, received input: Input) {
     let deliver = state.withLock { state -> Bool in
       guard !state.isTerminal, state.children[id] != nil else { return false }
       guard state.demand > .none, state.buffer.isEmpty else {
@@ -266,6 +284,7 @@ final class MergeCore<Downstream: Subscriber>: Subscription, FanInCore {
     if deliver { addDemand(downstream.deliver()) }
   }
 
+  @inlinable
   func side(_ id: Int, completedWith completion: Subscribers.Completion<Failure>) {
     switch completion {
     case .finished:
@@ -284,12 +303,14 @@ final class MergeCore<Downstream: Subscriber>: Subscription, FanInCore {
   // MARK: Delivery
 
   /// Adds demand the subscriber returned from `receive(_:)`, passing it to every live child.
-  private func addDemand(_ demand: Subscribers.Demand) {
+  @inlinable
+  func addDemand(_ demand: Subscribers.Demand) {
     if demand > .none { request(demand) }
   }
 
   /// Moves buffered values to the subscriber while it has demand, then finishes if done.
-  private func pump() {
+  @inlinable
+  func pump() {
     let deliver = state.withLock { state -> Bool in
       var deliver = false
       while !state.isTerminal, state.demand > .none, !state.buffer.isEmpty {
@@ -301,7 +322,8 @@ final class MergeCore<Downstream: Subscriber>: Subscription, FanInCore {
     if deliver { addDemand(downstream.deliver()) }
   }
 
-  private func finishIfDone(_ change: (inout State) -> Void) {
+  @inlinable
+  func finishIfDone(_ change: (inout State) -> Void) {
     let deliver = state.withLock { state -> Bool in
       guard !state.isTerminal else { return false }
       change(&state)
@@ -312,7 +334,8 @@ final class MergeCore<Downstream: Subscriber>: Subscription, FanInCore {
 
   /// Queues `.finished` if the core is closed, childless and drained; returns whether the
   /// caller must deliver.
-  private func finishLocked(_ state: inout State) -> Bool {
+  @inlinable
+  func finishLocked(_ state: inout State) -> Bool {
     guard !state.isTerminal, state.isStarted, !state.isOpen, state.children.isEmpty,
       state.buffer.isEmpty
     else { return false }
@@ -321,7 +344,8 @@ final class MergeCore<Downstream: Subscriber>: Subscription, FanInCore {
     return downstream.enqueue(.completion(.finished))
   }
 
-  private func terminate(with completion: Subscribers.Completion<Failure>) {
+  @inlinable
+  func terminate(with completion: Subscribers.Completion<Failure>) {
     let (deliver, children, outer) = state.withLock {
       state -> (Bool, [any Subscription], (any Subscription)?) in
       guard !state.isTerminal else { return (false, [], nil) }

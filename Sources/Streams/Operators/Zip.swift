@@ -91,6 +91,7 @@ extension Publishers {
     }
 
     /// Attaches the subscriber, then subscribes to both upstreams.
+    @inlinable
     public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
       let core = ZipCore(subscriber, count: 2) { ($0[0] as! A.Output, $0[1] as! B.Output) }
@@ -123,6 +124,7 @@ extension Publishers {
     }
 
     /// Attaches the subscriber, then subscribes to the three upstreams.
+    @inlinable
     public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
       let core = ZipCore(subscriber, count: 3) {
@@ -161,6 +163,7 @@ extension Publishers {
     }
 
     /// Attaches the subscriber, then subscribes to the four upstreams.
+    @inlinable
     public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
       let core = ZipCore(subscriber, count: 4) {
@@ -179,27 +182,35 @@ extension Publishers {
 ///
 /// Values are kept as `Any` so that one core serves every arity; `combine` turns one value
 /// from each side back into the typed tuple.
-private final class ZipCore<Downstream: Subscriber>: Subscription, FanInCore {
-  typealias Failure = Downstream.Failure
+@usableFromInline
+final class ZipCore<Downstream: Subscriber>: Subscription, FanInCore {
+  @usableFromInline typealias Failure = Downstream.Failure
 
-  private struct Side {
-    var subscription: (any Subscription)?
-    var buffer: [Any] = []
-    var isFinished = false
+  @usableFromInline
+  struct Side {
+    @usableFromInline var subscription: (any Subscription)?
+    @usableFromInline var buffer: [Any] = []
+    @usableFromInline var isFinished = false
+
+    @inlinable init() {}
   }
 
-  private struct State {
-    var sides: [Side]
-    var demand = Subscribers.Demand.none
-    var isTerminal = false
+  @usableFromInline
+  struct State {
+    @usableFromInline var sides: [Side]
+    @usableFromInline var demand = Subscribers.Demand.none
+    @usableFromInline var isTerminal = false
 
-    var subscriptions: [any Subscription] { sides.compactMap(\.subscription) }
+    @inlinable init(sides: [Side]) { self.sides = sides }
+
+    @inlinable var subscriptions: [any Subscription] { sides.compactMap { $0.subscription } }
   }
 
-  private let downstream: SerializedDownstream<Downstream>
-  private let state: Locked<State>
-  private let combine: @Sendable ([Any]) -> Downstream.Input
+  @usableFromInline let downstream: SerializedDownstream<Downstream>
+  @usableFromInline let state: Locked<State>
+  @usableFromInline let combine: @Sendable ([Any]) -> Downstream.Input
 
+  @inlinable
   init(
     _ downstream: Downstream, count: Int, combine: @escaping @Sendable ([Any]) -> Downstream.Input
   ) {
@@ -208,10 +219,12 @@ private final class ZipCore<Downstream: Subscriber>: Subscription, FanInCore {
     self.combine = combine
   }
 
+  @inlinable
   func start() {
     addDemand(downstream.send(.subscription(self)))
   }
 
+  @inlinable
   func side(_ index: Int, received subscription: any Subscription) {
     let demand = state.withLock { state -> Subscribers.Demand? in
       guard !state.isTerminal, state.sides[index].subscription == nil else { return nil }
@@ -225,6 +238,7 @@ private final class ZipCore<Downstream: Subscriber>: Subscription, FanInCore {
     if demand > .none { subscription.request(demand) }
   }
 
+  @inlinable
   func side<Value>(_ index: Int, received value: Value) {
     let value: Any = value  // boxed before taking the lock
     let (deliver, others) = state.withLock { state -> (Bool, [any Subscription]) in
@@ -236,6 +250,7 @@ private final class ZipCore<Downstream: Subscriber>: Subscription, FanInCore {
     if deliver { addDemand(downstream.deliver()) }
   }
 
+  @inlinable
   func side(_ index: Int, completedWith completion: Subscribers.Completion<Failure>) {
     let (deliver, others) = state.withLock { state -> (Bool, [any Subscription]) in
       guard !state.isTerminal else { return (false, []) }
@@ -252,6 +267,7 @@ private final class ZipCore<Downstream: Subscriber>: Subscription, FanInCore {
     if deliver { _ = downstream.deliver() }
   }
 
+  @inlinable
   func request(_ demand: Subscribers.Demand) {
     guard demand > .none else { return }
     let (deliver, others, upstreams) = state.withLock {
@@ -268,6 +284,7 @@ private final class ZipCore<Downstream: Subscriber>: Subscription, FanInCore {
     for upstream in upstreams where others.isEmpty { upstream.request(demand) }
   }
 
+  @inlinable
   func cancel() {
     let subscriptions = state.withLock { state -> [any Subscription] in
       guard !state.isTerminal else { return [] }
@@ -279,14 +296,16 @@ private final class ZipCore<Downstream: Subscriber>: Subscription, FanInCore {
     for subscription in subscriptions { subscription.cancel() }
   }
 
-  private func addDemand(_ demand: Subscribers.Demand) {
+  @inlinable
+  func addDemand(_ demand: Subscribers.Demand) {
     request(demand)
   }
 
   /// Queues every complete group the subscriber has demand for, then finishes if a finished
   /// side has nothing left to pair. Returns whether to deliver, and the subscriptions to
   /// cancel after finishing.
-  private func emitLocked(_ state: inout State) -> (Bool, [any Subscription]) {
+  @inlinable
+  func emitLocked(_ state: inout State) -> (Bool, [any Subscription]) {
     var deliver = false
     while state.demand > .none, state.sides.allSatisfy({ !$0.buffer.isEmpty }) {
       let group = state.sides.indices.map { state.sides[$0].buffer.removeFirst() }
@@ -297,7 +316,8 @@ private final class ZipCore<Downstream: Subscriber>: Subscription, FanInCore {
     return (finished || deliver, others)
   }
 
-  private func finishLocked(_ state: inout State) -> (Bool, [any Subscription]) {
+  @inlinable
+  func finishLocked(_ state: inout State) -> (Bool, [any Subscription]) {
     guard !state.isTerminal, state.sides.contains(where: { $0.isFinished && $0.buffer.isEmpty })
     else { return (false, []) }
     state.isTerminal = true
