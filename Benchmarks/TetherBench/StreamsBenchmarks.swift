@@ -51,6 +51,18 @@ func streamsBenchmarks() -> [Benchmark] {
       return total.value
     },
     Benchmark(
+      "streams.flatmap-just-sink", baseline: "streams.subject-sink",
+      note: "each value mapped to a Just and merged: one inner subscription per value",
+      operations: 200_000
+    ) { n in
+      let subject = PassthroughSubject<UInt64, Never>()
+      let total = BenchTotal()
+      let cancellable = subject.flatMap { Just($0 &+ 1) }.sink { total.add($0) }
+      for i in 0..<n { subject.send(UInt64(i)) }
+      cancellable.cancel()
+      return total.value
+    },
+    Benchmark(
       "streams.chain12-subscribe-cancel", baseline: "baseline.mutex-increment",
       note: "target <= 5000 ns", operations: 20_000
     ) { n in

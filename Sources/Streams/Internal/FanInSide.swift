@@ -18,43 +18,50 @@ protocol FanInCore<Failure>: AnyObject {
 
 extension FanInCore {
   /// A subscriber that feeds one upstream's events to this core as side `index`.
+  ///
+  /// The side calls the core through closures made here, where the core's type is known:
+  /// an upstream that reaches the side through the `Subscriber` protocol runs the side's
+  /// unspecialised code, which then needs no generic metadata to call into the core.
   @inlinable
-  func subscriber<Input>(forSide index: Int) -> FanInSide<Input, Self> {
-    FanInSide(core: self, index: index)
+  func subscriber<Input>(forSide index: Int) -> FanInSide<Input, Failure> {
+    FanInSide(
+      subscription: { self.side(index, received: $0) },
+      value: { self.side(index, received: $0) },
+      completion: { self.side(index, completedWith: $0) })
   }
 }
 
 /// Subscribes a ``FanInCore`` to one upstream and forwards that upstream's events, tagged with
 /// the side's index; the core decides demand, so a value never adds any here.
-///
-/// Generic over the concrete core, so that forwarding an event needs no existential and no
-/// extra allocation.
 @usableFromInline
-final class FanInSide<Input, Core: FanInCore>: Subscriber {
-  @usableFromInline typealias Failure = Core.Failure
-
-  @usableFromInline let core: Core
-  @usableFromInline let index: Int
+final class FanInSide<Input, Failure: Error>: Subscriber {
+  @usableFromInline let onSubscription: (any Subscription) -> Void
+  @usableFromInline let onValue: (Input) -> Void
+  @usableFromInline let onCompletion: (Subscribers.Completion<Failure>) -> Void
 
   @inlinable
-  init(core: Core, index: Int) {
-    self.core = core
-    self.index = index
+  init(
+    subscription: @escaping (any Subscription) -> Void, value: @escaping (Input) -> Void,
+    completion: @escaping (Subscribers.Completion<Failure>) -> Void
+  ) {
+    onSubscription = subscription
+    onValue = value
+    onCompletion = completion
   }
 
   @inlinable
   func receive(subscription: any Subscription) {
-    core.side(index, received: subscription)
+    onSubscription(subscription)
   }
 
   @inlinable
   func receive(_ input: Input) -> Subscribers.Demand {
-    core.side(index, received: input)
+    onValue(input)
     return .none
   }
 
   @inlinable
   func receive(completion: Subscribers.Completion<Failure>) {
-    core.side(index, completedWith: completion)
+    onCompletion(completion)
   }
 }

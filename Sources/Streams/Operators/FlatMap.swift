@@ -107,6 +107,7 @@ extension Publishers {
     }
 
     /// Attaches the subscriber through a subscription that merges the inner publishers.
+    @inlinable
     public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
       upstream.subscribe(
@@ -121,19 +122,21 @@ extension Publishers {
 /// merge.
 ///
 /// `transform` runs only inside `receive(_:)`, which the upstream never calls concurrently.
-private final class FlatMapOuter<Upstream: Publisher, NewPublisher: Publisher, Downstream>:
+@usableFromInline
+final class FlatMapOuter<Upstream: Publisher, NewPublisher: Publisher, Downstream>:
   Subscriber
 where
   Downstream: Subscriber, Downstream.Input == NewPublisher.Output,
   Downstream.Failure == NewPublisher.Failure, Upstream.Failure == NewPublisher.Failure
 {
-  typealias Input = Upstream.Output
-  typealias Failure = Upstream.Failure
+  @usableFromInline typealias Input = Upstream.Output
+  @usableFromInline typealias Failure = Upstream.Failure
 
-  private let core: MergeCore<Downstream>
-  private let maxPublishers: Subscribers.Demand
-  private let transform: @Sendable (Input) -> NewPublisher
+  @usableFromInline let core: MergeCore<Downstream>
+  @usableFromInline let maxPublishers: Subscribers.Demand
+  @usableFromInline let transform: @Sendable (Input) -> NewPublisher
 
+  @inlinable
   init(
     core: MergeCore<Downstream>, maxPublishers: Subscribers.Demand,
     transform: @escaping @Sendable (Input) -> NewPublisher
@@ -143,6 +146,7 @@ where
     self.transform = transform
   }
 
+  @inlinable
   func receive(subscription: any Subscription) {
     guard core.attachOuter(subscription, replenish: maxPublishers != .unlimited) else {
       subscription.cancel()
@@ -152,12 +156,14 @@ where
     if maxPublishers > .none { subscription.request(maxPublishers) }
   }
 
+  @inlinable
   func receive(_ input: Input) -> Subscribers.Demand {
     guard !core.isTerminal else { return .none }
     core.subscribeChild(transform(input))?()
     return .none
   }
 
+  @inlinable
   func receive(completion: Subscribers.Completion<Failure>) {
     switch completion {
     case .finished: core.close()

@@ -198,7 +198,7 @@ final class MergeCore<Downstream: Subscriber>: Subscription, FanInCore {
       return state.nextChild
     }
     guard let id else { return nil }
-    let side: FanInSide<Input, MergeCore> = subscriber(forSide: id)
+    let side: FanInSide<Input, Failure> = subscriber(forSide: id)
     return { publisher.subscribe(side) }
   }
 
@@ -263,7 +263,7 @@ final class MergeCore<Downstream: Subscriber>: Subscription, FanInCore {
 
   @inlinable
   func side<Value>(_ id: Int, received value: Value) {
-    // Every child is a `FanInSide<Input, MergeCore>` (see `subscribeChild`), so `Value` is
+    // Every child is a `FanInSide<Input, Failure>` (see `subscribeChild`), so `Value` is
     // `Input`; the check is a pointer comparison, where `as!` would cost a runtime cast on
     // every value.
     precondition(Value.self == Input.self)
