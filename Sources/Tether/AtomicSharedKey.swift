@@ -1,0 +1,66 @@
+/// A key whose storage can apply a read-modify-write atomically with respect to every other
+/// writer of that storage: other holders, other processes, other machines.
+///
+/// `Shared.update(_:)` uses this to make `$counter.update { $0 += 1 }` exact where the value
+/// lives. The key reads the latest *stored* value (or `initialValue` when nothing is stored),
+/// applies `transform`, stores the result atomically, and resumes `continuation` with the
+/// stored value. On a conflict (someone else wrote first) the key runs `transform` again on
+/// the newer value, so `transform` may run more than once; it has no side effects besides its
+/// argument.
+///
+/// ```swift
+/// extension MyKey: AtomicSharedKey {
+///   func update(
+///     _ transform: @escaping @Sendable (inout Value) throws -> Void,
+///     initialValue: Value,
+///     continuation: UpdateContinuation<Value>
+///   ) {
+///     // lock the storage, read, transform, write, unlock, then:
+///     continuation.resume(returning: stored)
+///   }
+/// }
+/// ```
+///
+/// A thrown `transform` error ends the update without storing anything: resume with it.
+public protocol AtomicSharedKey<Value>: SharedKey {
+  /// Applies `transform` to the latest stored value atomically, stores the result and
+  /// resumes `continuation` exactly once with the stored value, or with an error.
+  ///
+  /// Tether calls this outside of any lock. `initialValue` is the holder's declared default,
+  /// the value to transform when nothing is stored.
+  func update(
+    _ transform: @escaping @Sendable (inout Value) throws -> Void,
+    initialValue: Value,
+    continuation: UpdateContinuation<Value>
+  )
+}
+
+/// A continuation an ``AtomicSharedKey`` resumes exactly once with the outcome of an update.
+///
+/// It may be resumed synchronously inside `update(_:initialValue:continuation:)` or later from
+/// any thread. Resuming twice, or dropping it without resuming, is reported as a programmer
+/// error (a dropped continuation counts as a failed update).
+public struct UpdateContinuation<Value: Sendable>: Sendable {
+  let box: ContinuationBox<Result<Value, any Error>>
+
+  /// Creates a continuation that reports its result to `callback`.
+  public init(_ callback: @escaping @Sendable (Result<Value, any Error>) -> Void) {
+    self.init(observer: IssueReporting.observer, callback)
+  }
+
+  init(
+    observer: IssueReporting.Observer?,
+    _ callback: @escaping @Sendable (Result<Value, any Error>) -> Void
+  ) {
+    box = ContinuationBox(
+      name: "UpdateContinuation<\(Value.self)>", observer: observer,
+      abandoned: { .failure(ContinuationNotResumed()) }, callback: callback)
+  }
+
+  /// Resumes with the value now stored (the transformed one).
+  public func resume(returning storedValue: Value) { box.resume(.success(storedValue)) }
+  /// Resumes with a failure: nothing was stored, and the holder keeps its value.
+  public func resume(throwing error: any Error) { box.resume(.failure(error)) }
+  /// Resumes with a result.
+  public func resume(with result: Result<Value, any Error>) { box.resume(result) }
+}
