@@ -58,9 +58,15 @@ public struct UpdateContinuation<Value: Sendable>: Sendable {
   }
 
   /// Resumes with the value now stored (the transformed one).
-  public func resume(returning storedValue: Value) { box.resume(.success(storedValue)) }
+  public func resume(returning storedValue: Value, fileID: StaticString = #fileID, line: UInt = #line) {
+    box.resume(.success(storedValue), fileID: fileID, line: line)
+  }
   /// Resumes with a failure: nothing was stored, and the holder keeps its value.
-  public func resume(throwing error: any Error) { box.resume(.failure(error)) }
+  public func resume(throwing error: any Error, fileID: StaticString = #fileID, line: UInt = #line) {
+    box.resume(.failure(error), fileID: fileID, line: line)
+  }
   /// Resumes with a result.
-  public func resume(with result: Result<Value, any Error>) { box.resume(result) }
+  public func resume(with result: Result<Value, any Error>, fileID: StaticString = #fileID, line: UInt = #line) {
+    box.resume(result, fileID: fileID, line: line)
+  }
 }

@@ -25,11 +25,19 @@ public struct LoadContinuation<Value: Sendable>: Sendable {
   }
 
   /// Resumes with a loaded value.
-  public func resume(returning value: Value) { box.resume(.success(value)) }
+  public func resume(returning value: Value, fileID: StaticString = #fileID, line: UInt = #line) {
+    box.resume(.success(value), fileID: fileID, line: line)
+  }
   /// Resumes with a failure; the holder keeps its value and sets `loadError`.
-  public func resume(throwing error: any Error) { box.resume(.failure(error)) }
+  public func resume(throwing error: any Error, fileID: StaticString = #fileID, line: UInt = #line) {
+    box.resume(.failure(error), fileID: fileID, line: line)
+  }
   /// Resumes saying nothing is stored; the holder uses its declared default.
-  public func resumeReturningInitialValue() { box.resume(.success(nil)) }
+  public func resumeReturningInitialValue(fileID: StaticString = #fileID, line: UInt = #line) {
+    box.resume(.success(nil), fileID: fileID, line: line)
+  }
   /// Resumes with a result: a value, `nil` for the initial value, or an error.
-  public func resume(with result: Result<Value?, any Error>) { box.resume(result) }
+  public func resume(with result: Result<Value?, any Error>, fileID: StaticString = #fileID, line: UInt = #line) {
+    box.resume(result, fileID: fileID, line: line)
+  }
 }

@@ -21,9 +21,15 @@ public struct SaveContinuation: Sendable {
   }
 
   /// Resumes saying the value was saved.
-  public func resume() { box.resume(.success(())) }
+  public func resume(fileID: StaticString = #fileID, line: UInt = #line) {
+    box.resume(.success(()), fileID: fileID, line: line)
+  }
   /// Resumes with a failure; the holder keeps its in-memory value and sets `saveError`.
-  public func resume(throwing error: any Error) { box.resume(.failure(error)) }
+  public func resume(throwing error: any Error, fileID: StaticString = #fileID, line: UInt = #line) {
+    box.resume(.failure(error), fileID: fileID, line: line)
+  }
   /// Resumes with a result.
-  public func resume(with result: Result<Void, any Error>) { box.resume(result) }
+  public func resume(with result: Result<Void, any Error>, fileID: StaticString = #fileID, line: UInt = #line) {
+    box.resume(result, fileID: fileID, line: line)
+  }
 }

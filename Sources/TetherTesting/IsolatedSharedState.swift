@@ -1,7 +1,9 @@
+import Synchronization
 import Testing
 import Tether
 
-/// A Swift Testing trait that runs each test in its own, empty shared-storage scope.
+/// A Swift Testing trait that runs each test in its own, empty shared-storage scope, and fails
+/// the test when Tether reports a misuse.
 ///
 /// Apply it to a test or a suite; every test (and every argument of a parameterized test)
 /// then gets fresh references and in-memory values, so tests can run in parallel with the
@@ -12,7 +14,15 @@ import Tether
 ///   @Shared(.inMemory("count")) var count = 0   // always starts at 0
 /// }
 /// ```
+///
+/// A ``TetherIssue`` reported for a value created in the test (a key resuming its continuation
+/// twice, a key shared with two value types) is recorded as a failure of that test, at the
+/// misusing line when Tether knows it. Reports made on another thread are recorded when the
+/// test ends. To expect a report instead, use ``TetherIssueRecorder`` or `withKnownIssue`.
 public struct IsolatedSharedStateTrait: TestTrait, SuiteTrait, TestScoping {
+  /// Creates the trait; tests normally write `.isolatedSharedState` instead.
+  public init() {}
+
   /// Applied to a suite, the trait applies to every test in it.
   public var isRecursive: Bool { true }
 
@@ -21,17 +31,57 @@ public struct IsolatedSharedStateTrait: TestTrait, SuiteTrait, TestScoping {
     testCase == nil ? nil : self
   }
 
-  /// Runs the test inside `withSharedStorage(.isolated)`.
+  /// Runs the test inside `withSharedStorage(.isolated)`, failing it on Tether's reports.
   public func provideScope(
     for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
   ) async throws {
-    try await withSharedStorage(.isolated) {
-      try await function()
+    let failures = IssueFailures()
+    defer { failures.recordPending() }
+    try await IssueReporting.$recorder.withValue(failures.record) {
+      try await withSharedStorage(.isolated) {
+        try await function()
+      }
     }
   }
 }
 
 extension Trait where Self == IsolatedSharedStateTrait {
-  /// Runs each test in its own, empty shared-storage scope (see `withSharedStorage`).
+  /// Runs each test in its own, empty shared-storage scope (see `withSharedStorage`) and fails
+  /// it when Tether reports a misuse.
   public static var isolatedSharedState: Self { Self() }
+}
+
+/// Turns Tether's reports into failures of the test that created the misused object.
+///
+/// A report on the test's own task is recorded at once (so `withKnownIssue` sees it); one
+/// from another thread has no test context, so it waits until the test ends.
+private final class IssueFailures: Sendable {
+  private let test = Test.current?.id
+  private let pending = Mutex<[TetherIssue]>([])
+
+  var record: @Sendable (TetherIssue) -> Void {
+    { [self] issue in
+      if let current = Test.current, current.id == test {
+        Self.fail(issue)
+      } else {
+        pending.withLock { $0.append(issue) }
+      }
+    }
+  }
+
+  func recordPending() {
+    for issue in pending.withLock({ pending in defer { pending = [] }; return pending }) {
+      Self.fail(issue)
+    }
+  }
+
+  private static func fail(_ issue: TetherIssue) {
+    let comment = Comment(rawValue: "Tether reported a misuse: \(issue)")
+    if let fileID = issue.fileID, fileID.contains("/"), let line = issue.line, line > 0 {
+      Issue.record(
+        comment, sourceLocation: SourceLocation(fileID: fileID, filePath: fileID, line: line, column: 1))
+    } else {
+      Issue.record(comment)
+    }
+  }
 }

@@ -21,11 +21,12 @@ final class ContinuationBox<Outcome: Sendable>: Sendable {
     self.abandoned = abandoned
   }
 
-  func resume(_ outcome: Outcome) {
+  /// Delivers `outcome` the first time; reports later calls at the caller's `fileID`/`line`.
+  func resume(_ outcome: Outcome, fileID: StaticString, line: UInt) {
     guard let callback = take() else {
       reportIssue(
         "\(name) was resumed more than once; the extra result is ignored.",
-        observer: observer)
+        observer: observer, fileID: fileID, line: line)
       return
     }
     callback(outcome)

@@ -1,26 +1,44 @@
-import Foundation
-
-/// Where Tether sends the programmer errors it detects (a continuation resumed twice or never,
-/// a key used with two value types, ...). Misuse is reported, never crashed on.
+/// How Tether's reports of programmer errors reach the user's handler and test observers.
 ///
-/// By default a report is printed to standard error. `TetherTesting` installs an observer for
-/// the duration of an operation so tests can assert on reports.
+/// Every report goes to `TetherIssue.handler`. In addition, a test observer installed for a
+/// task (by `TetherTesting`'s trait or `TetherIssueRecorder`) receives the reports of objects
+/// created in that task: the observer is captured when the object is created, because reports
+/// come later from other threads, outside the task.
 package enum IssueReporting {
-  /// Receives every report made while it is installed, in addition to the standard error print.
-  package typealias Observer = @Sendable (_ message: String) -> Void
+  /// Receives the reports of objects created while it is installed.
+  package typealias Recorder = @Sendable (TetherIssue) -> Void
 
-  /// The observer for the current task, if any.
-  @TaskLocal package static var observer: Observer?
+  /// The test observer for the current task, if any.
+  @TaskLocal package static var recorder: Recorder?
+
+  /// What an object captures when it is created: the current task's recorder and, once known,
+  /// the key the object serves.
+  package struct Observer: Sendable {
+    package var recorder: Recorder?
+    package var key: String?
+  }
+
+  /// The current task's observer, naming no key.
+  package static var observer: Observer { Observer(recorder: recorder, key: nil) }
+
+  /// The current task's observer, naming `key` in its reports.
+  static func observer(naming key: Any?) -> Observer {
+    Observer(recorder: recorder, key: key.map { String(describing: $0) })
+  }
 }
 
-/// Reports a programmer error: prints it to standard error and hands it to `observer`.
+/// Reports a programmer error to `TetherIssue.handler` and to `observer`'s recorder.
 ///
 /// Pass the observer captured when the misused object was created (reports may come from
-/// another thread, outside the task that created it); it defaults to the current task's.
+/// another thread, outside the task that created it); it defaults to the current task's. Pass
+/// the location of the user's code that misused Tether when it is known.
 func reportIssue(
   _ message: String, observer: IssueReporting.Observer? = IssueReporting.observer,
-  fileID: StaticString = #fileID, line: UInt = #line
+  key: Any? = nil, fileID: StaticString? = nil, line: UInt? = nil
 ) {
-  FileHandle.standardError.write(Data("Tether: \(message)\n".utf8))
-  observer?(message)
+  let issue = TetherIssue(
+    message: message, key: key.map { String(describing: $0) } ?? observer?.key,
+    fileID: fileID.map { "\($0)" }, line: line.map { Int($0) })
+  TetherIssue.handler(issue)
+  observer?.recorder?(issue)
 }

@@ -95,7 +95,7 @@ final class Reference<Value: Sendable>: MutableReference {
     self.savesToKey = !self.livesInReference && writer != nil
     self.isEqual = runtimeEquality(Value.self)
     self.isEquatable = isEqual != nil
-    self.issueObserver = IssueReporting.observer
+    self.issueObserver = IssueReporting.observer(naming: key)
     self.unregister = unregister
   }
 

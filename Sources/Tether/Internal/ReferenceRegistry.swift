@@ -41,7 +41,8 @@ final class ReferenceRegistry: Sendable {
     // Another task created it first; ours was never started, so the key saw nothing.
     if let reference = winner as? Reference<K.Value> { return reference }
     reportIssue(
-      "\(key) is already shared with a different value type; this holder gets its own value.")
+      "This key is already shared with a different value type (not \(K.Value.self)); this holder gets its own value.",
+      key: key)
     return candidate
   }
 
@@ -51,7 +52,7 @@ final class ReferenceRegistry: Sendable {
   func requireReference<K: SharedReaderKey>(
     for key: K, writer: () -> (any SharedKey<K.Value>)?
   ) async throws -> Reference<K.Value> {
-    let observer = IssueReporting.observer
+    let observer = IssueReporting.observer(naming: key)
     let result = await withCheckedContinuation {
       (continuation: CheckedContinuation<Result<K.Value?, any Error>, Never>) in
       key.load(
