@@ -196,12 +196,6 @@ public struct Shared<Value: Sendable>: Sendable {
   public var values: AsyncStream<Value> { latestValues(of: reference) }
 }
 
-/// The error `init(require:)` throws when the key has no stored value.
-public enum SharedLoadError: Error, Equatable, Sendable {
-  /// The key loaded nothing: there is no stored value.
-  case notFound
-}
-
 /// An `AsyncStream` over a reference's values that conflates to the newest one.
 func latestValues<Value: Sendable>(of reference: any ReaderReference<Value>) -> AsyncStream<Value> {
   AsyncStream(bufferingPolicy: .bufferingNewest(1)) { continuation in
