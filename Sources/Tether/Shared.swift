@@ -74,7 +74,7 @@ public struct Shared<Value: Sendable>: Sendable {
 
   /// Shares the value stored by `key`, failing if nothing can be loaded.
   ///
-  /// - Throws: The key's load error, or ``SharedLoadError/notFound`` if nothing is stored.
+  /// - Throws: The key's load error, or ``SharedLoadError/notFound(key:)`` if nothing is stored.
   public init(require key: some SharedKey<Value>) async throws {
     self.init(
       root: try await SharedStorage.current.registry.requireReference(for: key, writer: { key }))

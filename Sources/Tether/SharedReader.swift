@@ -49,7 +49,7 @@ public struct SharedReader<Value: Sendable>: Sendable {
 
   /// Reads the value stored by `key`, failing if nothing can be loaded.
   ///
-  /// - Throws: The key's load error, or ``SharedLoadError/notFound`` if nothing is stored.
+  /// - Throws: The key's load error, or ``SharedLoadError/notFound(key:)`` if nothing is stored.
   public init(require key: some SharedReaderKey<Value>) async throws {
     reference = try await SharedStorage.current.registry.requireReference(
       for: key, writer: { key as? any SharedKey<Value> })

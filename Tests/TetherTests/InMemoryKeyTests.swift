@@ -62,7 +62,7 @@ struct InMemoryKeyTests {
   }
 
   @Test func requireFailsWithoutAStoredValueAndSucceedsWithOne() async throws {
-    await #expect(throws: SharedLoadError.notFound) {
+    await #expect(throws: SharedLoadError.notFound(key: #".inMemory("missing")"#)) {
       _ = try await Shared<Int>(require: .inMemory("missing"))
     }
     @Shared(.inMemory("present")) var present = 3

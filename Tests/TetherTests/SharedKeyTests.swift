@@ -143,8 +143,9 @@ struct SharedKeyTests {
     await #expect(throws: TestKeyError("offline")) {
       _ = try await Shared(require: TestKey(store: failing))
     }
-    await #expect(throws: SharedLoadError.notFound) {
-      _ = try await Shared(require: TestKey(store: TestStore<Int>()))
+    let empty = TestKey(store: TestStore<Int>())
+    await #expect(throws: SharedLoadError.notFound(key: "\(empty)")) {
+      _ = try await Shared(require: empty)
     }
     let present = TestStore<Int>(stored: 5)
     let shared = try await Shared(require: TestKey(store: present))

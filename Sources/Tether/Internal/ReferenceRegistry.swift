@@ -48,7 +48,7 @@ final class ReferenceRegistry: Sendable {
 
   /// Loads `key` first and returns its reference holding the loaded value.
   ///
-  /// - Throws: The load error, or `SharedLoadError.notFound` if the key has no stored value.
+  /// - Throws: The load error, or `SharedLoadError.notFound(key:)` if the key has no stored value.
   func requireReference<K: SharedReaderKey>(
     for key: K, writer: () -> (any SharedKey<K.Value>)?
   ) async throws -> Reference<K.Value> {
@@ -59,7 +59,7 @@ final class ReferenceRegistry: Sendable {
         context: .userInitiated,
         continuation: LoadContinuation(observer: observer) { continuation.resume(returning: $0) })
     }
-    guard let loaded = try result.get() else { throw SharedLoadError.notFound }
+    guard let loaded = try result.get() else { throw SharedLoadError.notFound(key: "\(key)") }
     if let existing = existing(for: key) {
       existing.applyLoaded(loaded)
       return existing
