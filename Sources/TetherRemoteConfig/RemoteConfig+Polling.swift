@@ -1,4 +1,5 @@
 import Foundation
+import Streams
 
 extension RemoteConfig {
   /// Fetches and activates every `interval`, for realtime updates.
@@ -9,6 +10,9 @@ extension RemoteConfig {
   /// failure (capped at ``RemoteConfigSettings/maximumBackoff``), never shorter than the
   /// server's `Retry-After`; the first success returns to `interval`. A 401 or 403 stops
   /// polling with ``RemoteConfigError/unauthorized(status:)`` in ``lastError``.
+  ///
+  /// Every failed poll is published on ``fetchErrorPublisher`` (and kept in ``lastError``), so a
+  /// server can log it or raise an alert.
   ///
   /// Calling it again replaces the previous polling.
   public func startPolling(every interval: Duration) {
@@ -29,6 +33,16 @@ extension RemoteConfig {
       return state.polling
     }
     previous?.cancel()
+  }
+
+  /// Each failed fetch as it happens, from ``fetch()``, ``fetchAndActivate()``, polling and
+  /// source change notifications; ``lastError`` holds the latest.
+  ///
+  /// ```swift
+  /// let failures = config.fetchErrorPublisher.sink { error in logger.warning("\(error)") }
+  /// ```
+  public var fetchErrorPublisher: AnyPublisher<RemoteConfigError, Never> {
+    fetchErrorSubject.eraseToAnyPublisher()
   }
 
   /// Stops polling. A fetch already running finishes.

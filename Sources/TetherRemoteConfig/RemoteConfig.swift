@@ -66,6 +66,7 @@ public final class RemoteConfig: Sendable {
   let cacheWriter = Mutex<Int>(0)
   let updateSubject = PassthroughSubject<ConfigUpdate, Never>()
   let decodeErrorSubject = PassthroughSubject<ConfigDecodingError, Never>()
+  let fetchErrorSubject = PassthroughSubject<RemoteConfigError, Never>()
 
   /// Creates a config client.
   ///
@@ -111,6 +112,7 @@ public final class RemoteConfig: Sendable {
         state.active = Active(
           entries: cache.entries, version: cache.version, fetchTime: cache.fetchTime)
         state.lastFetchTime = state.lastFetchTime ?? cache.fetchTime
+        if state.lastFetchStatus == .noFetchYet { state.lastFetchStatus = .cached }
         invalidate(changed, in: &state)
         enqueue(.changed(changed, activation: true), in: &state)
       case .failure(let error):
@@ -140,6 +142,21 @@ public final class RemoteConfig: Sendable {
 
   /// Why the most recent fetch, or reading the cache, failed; `nil` after a success.
   public var lastError: RemoteConfigError? { state.withLock { $0.lastError } }
+
+  /// When ``fetch()`` goes to the source again: `nil` when the next fetch will (``isStale``),
+  /// otherwise the end of ``RemoteConfigSettings/minimumFetchInterval`` after
+  /// ``lastFetchTime``, or the end of the server's `Retry-After` wait.
+  ///
+  /// After a restart from the cache (status ``RemoteConfigFetchStatus/cached``) this is when
+  /// the cached values may be replaced by `fetch()`; ``startPolling(every:)`` and setting
+  /// ``isStale`` do not wait for it.
+  public var nextFetchDate: Date? {
+    state.withLock { state -> Date? in
+      if let notBefore = state.retryNotBefore, notBefore > Date() { return notBefore }
+      guard !isStale(state), let last = state.lastFetchTime else { return nil }
+      return last.addingTimeInterval(state.settings.minimumFetchInterval)
+    }
+  }
 
   /// Whether the next ``fetch()`` will go to the source: `true` before the first successful
   /// fetch, after ``RemoteConfigSettings/minimumFetchInterval`` has passed, or after you set
@@ -262,8 +279,16 @@ public final class RemoteConfig: Sendable {
     } catch {
       result = .failure(RemoteConfigError(error))
     }
-    let now = Date()
-    return state.withLock { state in
+    let outcome = record(result, at: Date())
+    if case .failure(let error) = outcome { fetchErrorSubject.send(error) }
+    return outcome
+  }
+
+  /// Records a fetch's result in the state: status, time, error, back-off, fetched payload.
+  private func record(
+    _ result: Result<ConfigFetchResult, RemoteConfigError>, at now: Date
+  ) -> Result<RemoteConfigFetchStatus, RemoteConfigError> {
+    state.withLock { state in
       state.inFlight = nil
       switch result {
       case .success(let answer):

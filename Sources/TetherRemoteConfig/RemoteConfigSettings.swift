@@ -30,8 +30,12 @@ public struct RemoteConfigSettings: Sendable, Hashable {
 
 /// The outcome of the most recent fetch.
 public enum RemoteConfigFetchStatus: String, Sendable, Hashable {
-  /// No fetch has been made since this ``RemoteConfig`` started.
+  /// No fetch has been made since this ``RemoteConfig`` started, and no cache was read.
   case noFetchYet
+  /// No fetch has been made since this ``RemoteConfig`` started; the active values come from
+  /// the on-disk cache, fetched at ``RemoteConfig/lastFetchTime``. ``RemoteConfig/nextFetchDate``
+  /// says when `fetch()` goes to the source again.
+  case cached
   /// The last fetch reached the source: new values are ready to activate, or nothing changed.
   case success
   /// The last fetch failed; ``RemoteConfig/lastError`` says why.
