@@ -15,7 +15,7 @@ import Tether
 /// }
 /// ```
 ///
-/// A ``TetherIssue`` reported for a value created in the test (a key resuming its continuation
+/// A `TetherIssue` reported for a value created in the test (a key resuming its continuation
 /// twice, a key shared with two value types) is recorded as a failure of that test, at the
 /// misusing line when Tether knows it. Reports made on another thread are recorded when the
 /// test ends. To expect a report instead, use ``TetherIssueRecorder`` or `withKnownIssue`.
