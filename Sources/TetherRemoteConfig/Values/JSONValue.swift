@@ -140,3 +140,42 @@ extension JSONValue {
     return .int(number.intValue)
   }
 }
+
+extension JSONValue: ExpressibleByNilLiteral {
+  /// `nil` is JSON `null`: `let value: JSONValue = nil`.
+  public init(nilLiteral: ()) { self = .null }
+}
+
+extension JSONValue: ExpressibleByBooleanLiteral {
+  /// A boolean literal: `let enabled: JSONValue = true`.
+  public init(booleanLiteral value: Bool) { self = .bool(value) }
+}
+
+extension JSONValue: ExpressibleByIntegerLiteral {
+  /// An integer literal: `let limit: JSONValue = 20`.
+  public init(integerLiteral value: Int) { self = .int(value) }
+}
+
+extension JSONValue: ExpressibleByFloatLiteral {
+  /// A floating-point literal: `let ratio: JSONValue = 0.5`.
+  public init(floatLiteral value: Double) { self = .double(value) }
+}
+
+extension JSONValue: ExpressibleByStringLiteral {
+  /// A string literal: `let title: JSONValue = "Welcome"`.
+  public init(stringLiteral value: String) { self = .string(value) }
+}
+
+extension JSONValue: ExpressibleByArrayLiteral {
+  /// An array literal of JSON values: `let sizes: JSONValue = [1, 2.5, "three", nil]`.
+  public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
+}
+
+extension JSONValue: ExpressibleByDictionaryLiteral {
+  /// A dictionary literal with string keys: `let theme: JSONValue = ["dark": true, "size": 14]`.
+  ///
+  /// A key that appears twice keeps its last value, as in a JSON object.
+  public init(dictionaryLiteral elements: (String, JSONValue)...) {
+    self = .object(Dictionary(elements, uniquingKeysWith: { _, last in last }))
+  }
+}
