@@ -51,7 +51,9 @@ func configTour(_ arguments: TourArguments) async {
   }
 
   // Until something is fetched and activated, lookups use defaults.
+  code("config[.welcomeTitle]   // before fetching: the key's default")
   print("before fetching: welcome_title = \(config[.welcomeTitle])")
+  code("try await config.fetchAndActivate()", "config[.welcomeTitle], config[.maxItems], …")
   do {
     try await config.fetchAndActivate()
   } catch {
@@ -75,6 +77,7 @@ func configTour(_ arguments: TourArguments) async {
   print("source of max_items: \(config.configValue(for: .maxItems).source)")
 
   // A value that cannot be read as the key's type is never used: the default is.
+  code("config[.retryLimit]; config[safeConfig: .retryLimit]; config.decodeErrors")
   print(
     "retry_limit   = \(config[.retryLimit])"
       + (embedded ? "   (the default: \"lots\" is not an Int)" : ""))
@@ -82,6 +85,7 @@ func configTour(_ arguments: TourArguments) async {
   for error in config.decodeErrors { print("decode error: \(error)") }
 
   // @SharedReader follows the config: it changes whenever an activation changes the key.
+  code("@SharedReader(.remoteConfig(.welcomeTitle, in: config)) var title")
   @SharedReader(.remoteConfig(.welcomeTitle, in: config)) var title
   print("@SharedReader title = \(title)")
 

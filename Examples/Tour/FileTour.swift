@@ -9,14 +9,18 @@ struct TourVisits: Codable, Equatable, Sendable {
 
 /// The tour section on file storage.
 ///
-/// `swift run tour` counts its runs in a JSON file under the temporary directory;
+/// `swift run tour` counts its runs in a JSON file of the user's own (in the temporary
+/// directory, named with the user id, so users of one machine never share or block it);
 /// `swift run tour --watch` keeps running and prints each change another `tour` makes to it.
 func fileTour(_ arguments: TourArguments) async {
   print("\n-- Persisting to files --")
   let url = FileManager.default.temporaryDirectory
-    .appendingPathComponent("tether-tour").appendingPathComponent("visits.json")
+    .appending(path: "tether-tour-\(getuid())").appending(path: "visits.json")
+  code(
+    #"let url = FileManager.default.temporaryDirectory.appending(path: "tether-tour-\(getuid())/visits.json")"#,
+    "@Shared(.fileStorage(url)) var visits = TourVisits()")
   @Shared(.fileStorage(url)) var visits = TourVisits()
-  print("@Shared(.fileStorage(\(url.path))) var visits = TourVisits()")
+  print("  url is \(url.path)")
   if let error = $visits.loadError { print("  the file could not be read: \(error)") }
 
   if arguments.watch {
@@ -24,6 +28,7 @@ func fileTour(_ arguments: TourArguments) async {
     return
   }
 
+  code("$visits.withLock { $0.runs += 1; $0.lastRunBy = \"tour (pid …)\" }")
   $visits.withLock {
     $0.runs += 1
     $0.lastRunBy = "tour (pid \(getpid()))"
@@ -31,6 +36,7 @@ func fileTour(_ arguments: TourArguments) async {
   print("  runs so far, including this one: \(visits.runs)")
   do {
     // withLock wrote the first change at once, off this thread; save() waits for the disk.
+    code("try await $visits.save()   // writes at once, returns when the file is on disk")
     try await $visits.save()
     let contents = (try? String(contentsOf: url, encoding: .utf8)) ?? "?"
     print("  on disk: \(contents)")

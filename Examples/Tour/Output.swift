@@ -7,3 +7,8 @@ func print(_ items: Any..., separator: String = " ", terminator: String = "\n") 
   Swift.print(items.map { "\($0)" }.joined(separator: separator), terminator: terminator)
   fflush(nil)
 }
+
+/// Prints the code behind the result that follows it, marked so it stands out: `  ┃ code`.
+func code(_ lines: String...) {
+  for line in lines { print("  ┃ \(line)") }
+}

@@ -6,6 +6,10 @@ func streamsTour() async {
   print("\n-- Streams: Combine's vocabulary on Linux --")
 
   // A subject, an operator chain and a sink.
+  code(
+    "let temperature = CurrentValueSubject<Double, Never>(20)",
+    "temperature.map { $0 * 9 / 5 + 32 }.removeDuplicates().sink { … }",
+    "temperature.value = 21; temperature.value = 21; temperature.send(25)")
   let temperature = CurrentValueSubject<Double, Never>(20)
   let log = Mutex<[String]>([])
   let cancellable =
@@ -20,6 +24,10 @@ func streamsTour() async {
   cancellable.cancel()
 
   // Demand and the async bridge: every value, in order, until the publisher finishes.
+  code(
+    "let values = events.values   // an AsyncStream of every value",
+    #"events.send("started"); events.send("saved"); events.send("stopped"); events.send(completion: .finished)"#,
+    "for await event in values { … }")
   let events = PassthroughSubject<String, Never>()
   let values = events.values
   for event in ["started", "saved", "stopped"] { events.send(event) }
@@ -29,6 +37,7 @@ func streamsTour() async {
   print("for await saw:", received.joined(separator: ", "))
 
   // Operators compose as in Combine.
+  code("(1...10).publisher.filter { $0.isMultiple(of: 2) }.collect().sink { … }")
   let evens = (1...10).publisher.filter { $0.isMultiple(of: 2) }.collect()
   let collected = Mutex<[Int]>([])
   _ = evens.sink { array in collected.withLock { $0 = array } }
