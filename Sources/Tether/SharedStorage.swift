@@ -1,11 +1,12 @@
 import Synchronization
 
-/// A storage scope: the references, in-memory values and strategy defaults that shared
+/// A storage scope: the references, in-memory values, files and strategy defaults that shared
 /// values see.
 ///
 /// Code normally uses the process-wide scope, ``process``. Tests give a block of code its own,
 /// empty scope with `withSharedStorage(.isolated) { ... }` (or the `TetherTesting` trait
-/// `.isolatedSharedState`), so tests running in parallel never see each other's values:
+/// `.isolatedSharedState`), so tests running in parallel never see each other's values, and
+/// file keys in it use an in-memory file system instead of the disk (see ``files``):
 ///
 /// ```swift
 /// await withSharedStorage(.isolated) {
@@ -18,13 +19,43 @@ public final class SharedStorage: Sendable {
   let registry = ReferenceRegistry()
   private let scopedValues = Lock<[ObjectIdentifier: any Sendable]>([:])
 
-  private init() {}
+  /// The scope's in-memory file system, which `.fileStorage` keys created in the scope use
+  /// instead of the disk; `nil` when they use real files (``process``, and scopes created with
+  /// `isolated(files: .real)`).
+  public let files: InMemoryFiles?
 
-  /// The process-wide scope that code outside `withSharedStorage` uses.
-  public static let process = SharedStorage()
+  /// Where `.fileStorage` keys created in an isolated scope keep their files.
+  public enum Files: Sendable {
+    /// In the scope's own ``InMemoryFiles``: real paths are never touched (the default).
+    case inMemory
+    /// On disk, at the paths the keys name. For tests that need the disk itself (watching,
+    /// permissions, other processes): give their keys paths in a temporary directory.
+    case real
+  }
 
-  /// A new, empty scope. Each use creates another one.
-  public static var isolated: SharedStorage { SharedStorage() }
+  private init(files: InMemoryFiles?) {
+    self.files = files
+  }
+
+  /// The process-wide scope that code outside `withSharedStorage` uses. Its file keys use the
+  /// disk.
+  public static let process = SharedStorage(files: nil)
+
+  /// A new, empty scope whose file keys read and write an in-memory file system
+  /// (``files``), never the disk. Each use creates another one.
+  public static var isolated: SharedStorage { isolated(files: .inMemory) }
+
+  /// A new, empty scope whose file keys use `files`: an in-memory file system of the scope, or
+  /// the real disk.
+  ///
+  /// ```swift
+  /// try await withSharedStorage(.isolated(files: .real)) {
+  ///   @Shared(.fileStorage(temporaryDirectory.appending(path: "a.json"))) var value = 0
+  /// }
+  /// ```
+  public static func isolated(files: Files) -> SharedStorage {
+    SharedStorage(files: files == .inMemory ? InMemoryFiles() : nil)
+  }
 
   /// The scope the current task uses.
   public static var current: SharedStorage { taskLocal }

@@ -15,13 +15,24 @@ import Tether
 /// }
 /// ```
 ///
+/// File keys (`.fileStorage`) created in the test read and write the scope's in-memory file
+/// system (`SharedStorage.current.files`), never the disk: a model that declares
+/// `@Shared(.fileStorage(.settingsURL))` leaves the user's real settings file alone. Seed and
+/// inspect those files by URL. A test that needs the disk itself opts into real files with
+/// `.isolatedSharedState(files: .real)` (and uses paths in a temporary directory).
+///
 /// A `TetherIssue` reported for a value created in the test (a key resuming its continuation
 /// twice, a key shared with two value types) is recorded as a failure of that test, at the
 /// misusing line when Tether knows it. Reports made on another thread are recorded when the
 /// test ends. To expect a report instead, use ``TetherIssueRecorder`` or `withKnownIssue`.
 public struct IsolatedSharedStateTrait: TestTrait, SuiteTrait, TestScoping {
+  /// Where file keys created in the test keep their files: in memory (the default) or on disk.
+  public var files: SharedStorage.Files
+
   /// Creates the trait; tests normally write `.isolatedSharedState` instead.
-  public init() {}
+  public init(files: SharedStorage.Files = .inMemory) {
+    self.files = files
+  }
 
   /// Applied to a suite, the trait applies to every test in it.
   public var isRecursive: Bool { true }
@@ -38,7 +49,7 @@ public struct IsolatedSharedStateTrait: TestTrait, SuiteTrait, TestScoping {
     let failures = IssueFailures()
     defer { failures.recordPending() }
     try await IssueReporting.$recorder.withValue(failures.record) {
-      try await withSharedStorage(.isolated) {
+      try await withSharedStorage(.isolated(files: files)) {
         try await function()
       }
     }
@@ -49,6 +60,12 @@ extension Trait where Self == IsolatedSharedStateTrait {
   /// Runs each test in its own, empty shared-storage scope (see `withSharedStorage`) and fails
   /// it when Tether reports a misuse.
   public static var isolatedSharedState: Self { Self() }
+
+  /// Runs each test in its own, empty shared-storage scope whose file keys use `files`:
+  /// `.inMemory` (what `.isolatedSharedState` does) or `.real` for tests that need the disk.
+  public static func isolatedSharedState(files: SharedStorage.Files) -> Self {
+    Self(files: files)
+  }
 }
 
 /// Turns Tether's reports into failures of the test that created the misused object.
@@ -70,7 +87,9 @@ private final class IssueFailures: Sendable {
   }
 
   func recordPending() {
-    for issue in pending.withLock({ pending in defer { pending = [] }; return pending }) {
+    for issue in pending.withLock({ pending in
+      defer { pending = [] }; return pending
+    }) {
       Self.fail(issue)
     }
   }
@@ -79,7 +98,8 @@ private final class IssueFailures: Sendable {
     let comment = Comment(rawValue: "Tether reported a misuse: \(issue)")
     if let fileID = issue.fileID, fileID.contains("/"), let line = issue.line, line > 0 {
       Issue.record(
-        comment, sourceLocation: SourceLocation(fileID: fileID, filePath: fileID, line: line, column: 1))
+        comment,
+        sourceLocation: SourceLocation(fileID: fileID, filePath: fileID, line: line, column: 1))
     } else {
       Issue.record(comment)
     }

@@ -19,7 +19,7 @@ import Testing
     let url = directory.file("settings.json")
     try Data("1".utf8).write(to: url)
     #expect(chmod(url.path, 0o640) == 0)
-    try await withSharedStorage(.isolated) {
+    try await withSharedStorage(.isolated(files: .real)) {
       @Shared(.fileStorage(url)) var value = 0
       $value.withLock { $0 = 2 }
       try await $value.save()
@@ -36,7 +36,7 @@ import Testing
   func declareHolder(_ url: URL) async throws -> (value: Int, loadError: (any Error)?) {
     try await withTimeout(.seconds(10), "declaring a holder of \(url.path)") {
       await onDedicatedThread {
-        withSharedStorage(.isolated) {
+        withSharedStorage(.isolated(files: .real)) {
           @Shared(.fileStorage(url)) var value = 5
           return (value, $value.loadError)
         }
@@ -58,7 +58,7 @@ import Testing
     let (value, loadError) = try await declareHolder(url)
     #expect(value == 5)
     expectNotARegularFile(loadError, kind: "a FIFO")
-    await withSharedStorage(.isolated) {
+    await withSharedStorage(.isolated(files: .real)) {
       @Shared(.fileStorage(url)) var value = 5
       $value.withLock { $0 = 6 }
       await #expect(throws: FileStorageKeyError.self) { try await $value.save() }
@@ -106,7 +106,7 @@ import Testing
     let url = directory.file("big.json")
     let bytes = Data("[\(Array(repeating: "1", count: 1_000).joined(separator: ","))]".utf8)
     try bytes.write(to: url)
-    withSharedStorage(.isolated) {
+    withSharedStorage(.isolated(files: .real)) {
       @Shared(.fileStorage(url, maximumFileSize: 1_024)) var numbers: [Int] = []
       #expect(numbers.isEmpty)
       guard case FileStorageKeyError.fileTooLarge(_, let size, let limit)? = $numbers.loadError
@@ -131,7 +131,7 @@ import Testing
     let link = directory.file("settings.json")
     try FileManager.default.createSymbolicLink(
       atPath: link.path, withDestinationPath: "real/settings.json")
-    try await withSharedStorage(.isolated) {
+    try await withSharedStorage(.isolated(files: .real)) {
       @Shared(.fileStorage(link)) var value = 0
       #expect(value == 1)
       $value.withLock { $0 = 2 }
@@ -179,7 +179,7 @@ import Testing
     #expect(reports.count == 1, "\(log.events)")
 
     // Through a holder: the report is its loadError, and changes still arrive.
-    try await withSharedStorage(.isolated) {
+    try await withSharedStorage(.isolated(files: .real)) {
       @Shared(.fileStorage(directory.file("other.json"))) var other = 0
       try await waitUntil("the fallback is reported") {
         if case FileStorageKeyError.watchUnavailable(_, let code, let period)? = $other.loadError
@@ -204,7 +204,7 @@ import Testing
     for index in 0..<300 {
       let url = populated.appendingPathComponent("key-\(index).json")
       paths.append(url.path)
-      withSharedStorage(.isolated) {
+      withSharedStorage(.isolated(files: .real)) {
         @Shared(.fileStorage(url)) var value = index
         #expect(value == index)
       }
@@ -229,7 +229,7 @@ import Testing
       var blue = 2
     }
     let url = directory.file("settings.json")
-    try await withSharedStorage(.isolated) {
+    try await withSharedStorage(.isolated(files: .real)) {
       @Shared(.fileStorage(url)) var settings = Settings()
       $settings.withLock { $0.zeta = 2 }
       try await $settings.save()

@@ -19,7 +19,7 @@ import Testing
 
   @Test func sharedStartsFromTheDefaultAndPersistsMutations() async throws {
     let url = directory.file("settings.json")
-    try await withSharedStorage(.isolated) {
+    try await withSharedStorage(.isolated(files: .real)) {
       @Shared(.fileStorage(url)) var settings = Settings()
       #expect(settings == Settings())
       #expect(try directory.contents() == [])
@@ -27,7 +27,7 @@ import Testing
       try await $settings.save()
       #expect(decodeFile(url, as: Settings.self) == Settings(theme: "dark", size: 12))
     }
-    withSharedStorage(.isolated) {
+    withSharedStorage(.isolated(files: .real)) {
       @Shared(.fileStorage(url)) var settings = Settings()
       #expect(settings.theme == "dark")
     }
@@ -35,7 +35,7 @@ import Testing
 
   @Test func keyCarryingItsDefaultLoadsAndSaves() async throws {
     let url = directory.file("launches.json")
-    try await withSharedStorage(.isolated) {
+    try await withSharedStorage(.isolated(files: .real)) {
       @Shared(FileStorageKey<Int>.fileStorage(url)[default: 7]) var launches
       #expect(launches == 7)
       $launches.withLock { $0 += 1 }
@@ -46,7 +46,7 @@ import Testing
 
   @Test func pathsSpelledDifferentlyShareOneReference() throws {
     let base = directory.url.path
-    withSharedStorage(.isolated) {
+    withSharedStorage(.isolated(files: .real)) {
       @Shared(.fileStorage(URL(fileURLWithPath: "\(base)/a/b.json"))) var first = 1
       @Shared(.fileStorage(URL(fileURLWithPath: "\(base)/a//b.json"))) var second = 2
       @Shared(.fileStorage(URL(fileURLWithPath: "\(base)/a/./b.json"))) var third = 3
@@ -58,7 +58,7 @@ import Testing
 
   @Test func externalChangesReachTheValueAndDeletionRestoresTheDefault() async throws {
     let url = directory.file("count.json")
-    try await withSharedStorage(.isolated) {
+    try await withSharedStorage(.isolated(files: .real)) {
       @Shared(.fileStorage(url)) var count = 0
       let seen = EventLog<Int>()
       let values = $count.values
@@ -76,7 +76,7 @@ import Testing
 
   @Test func publisherEmitsExactlyOncePerMutationAndOwnWritesAreNotEchoed() async throws {
     let url = directory.file("count.json")
-    try await withSharedStorage(.isolated) {
+    try await withSharedStorage(.isolated(files: .real)) {
       // No throttle window: every mutation is written, so every write could echo.
       @Shared(.fileStorage(url, throttle: .zero)) var count = 0
       let emitted = EventLog<Int>()
@@ -95,7 +95,7 @@ import Testing
   @Test func corruptFileSetsLoadErrorKeepsTheDefaultAndPreservesTheBytes() async throws {
     let url = directory.file("settings.json")
     try Data("{\"theme\": tru".utf8).write(to: url)
-    try await withSharedStorage(.isolated) {
+    try await withSharedStorage(.isolated(files: .real)) {
       @Shared(.fileStorage(url)) var settings = Settings()
       #expect(settings == Settings())
       guard case FileStorageKeyError.decodingFailed(_, let preserved?, _)? = $settings.loadError
@@ -116,7 +116,7 @@ import Testing
     let blocker = directory.file("blocked")
     _ = FileManager.default.createFile(atPath: blocker.path, contents: Data())
     let url = blocker.appendingPathComponent("settings.json")
-    try await withSharedStorage(.isolated) {
+    try await withSharedStorage(.isolated(files: .real)) {
       @Shared(.fileStorage(url)) var settings = Settings()
       $settings.withLock { $0.size = 30 }
       await #expect(throws: FileStorageKeyError.self) { try await $settings.save() }
@@ -136,7 +136,7 @@ import Testing
       url: url, throttle: .seconds(1), clock: clock,
       decode: { try JSONDecoder().decode(Int.self, from: $0) },
       encode: { try JSONEncoder().encode($0) })
-    withSharedStorage(.isolated) {
+    withSharedStorage(.isolated(files: .real)) {
       @Shared(key) var count = 0
       $count.withLock { $0 = 1 }
       $count.withLock { $0 = 2 }

@@ -11,7 +11,9 @@ private struct HandOverKey: SharedReaderKey, CustomStringConvertible {
   func load(context: LoadContext<Int>, continuation: LoadContinuation<Int>) {
     handOver(continuation)
   }
-  func subscribe(context: LoadContext<Int>, subscriber: SharedSubscriber<Int>)
+  func subscribe(
+    context: LoadContext<Int>, subscriber: SharedSubscriber<Int>
+  )
     -> SharedSubscription
   { .empty }
   var description: String { "HandOverKey(\(id))" }
@@ -23,9 +25,11 @@ struct TetherIssueTests {
     let issues = TetherIssueRecorder()
     let expectedLine = #line + 3
     _ = issues.record {
-      SharedReader(wrappedValue: 0, HandOverKey(id: "located") { continuation in
-        continuation.resume(returning: 1); continuation.resume(returning: 2)
-      })
+      SharedReader(
+        wrappedValue: 0,
+        HandOverKey(id: "located") { continuation in
+          continuation.resume(returning: 1); continuation.resume(returning: 2)
+        })
     }
     let issue = try #require(issues.issues.first)
     #expect(issues.issues.count == 1)
@@ -50,7 +54,8 @@ struct TetherIssueTests {
       try await IsolatedSharedStateTrait().provideScope(for: test, testCase: nil) {
         let held = Mutex<LoadContinuation<Int>?>(nil)
         let value = SharedReader(
-          wrappedValue: 0, HandOverKey(id: "late") { continuation in
+          wrappedValue: 0,
+          HandOverKey(id: "late") { continuation in
             held.withLock { $0 = continuation }
           })
         // Resume twice from a detached task: no test context there.
@@ -75,9 +80,11 @@ struct TetherIssueTests {
     }
     defer { TetherIssue.handler = previous }
     TetherIssueRecorder().record {
-      _ = SharedReader(wrappedValue: 0, HandOverKey(id: "routed") { continuation in
-        continuation.resume(returning: 1); continuation.resume(returning: 2)
-      })
+      _ = SharedReader(
+        wrappedValue: 0,
+        HandOverKey(id: "routed") { continuation in
+          continuation.resume(returning: 1); continuation.resume(returning: 2)
+        })
     }
     #expect(logged.withLock { $0.count } == 1)
     #expect(logged.withLock { $0.first?.message.contains("more than once") } == true)

@@ -61,6 +61,10 @@ public struct FileStorageKey<Value: Sendable>: SharedKey {
   public static var defaultMaximumFileSize: Int { FileStorageKeyDefaults.maximumFileSize }
 
   let storage: FileStorage
+  /// The in-memory files of the isolated scope the key was created in, which it uses instead of
+  /// the disk (`nil`: the disk). Captured here because saves run on other threads, where the
+  /// task-local scope is not set.
+  let files: InMemoryFiles?
   let clock: any FileStorageClock
   let decode: @Sendable (Data) throws -> Value
   let encode: @Sendable (Value) throws -> Data
@@ -97,6 +101,7 @@ public struct FileStorageKey<Value: Sendable>: SharedKey {
     self.permissions = permissions & 0o777
     self.maximumFileSize = max(0, maximumFileSize)
     self.storage = FileStorage.at(path)
+    self.files = SharedStorage.current.files
     self.clock = clock
     self.decode = decode
     self.encode = encode
@@ -109,6 +114,7 @@ public struct FileStorageKey<Value: Sendable>: SharedKey {
   /// that does not decode fails with ``FileStorageKeyError/decodingFailed(url:preservedAt:underlying:)``
   /// after its bytes were moved aside. A `.userInitiated` load first writes any pending save.
   public func load(context: LoadContext<Value>, continuation: LoadContinuation<Value>) {
+    if let files { return continuation.resume(with: load(from: files)) }
     let isUserInitiated: Bool
     if case .userInitiated = context { isUserInitiated = true } else { isUserInitiated = false }
     continuation.resume(
@@ -121,6 +127,7 @@ public struct FileStorageKey<Value: Sendable>: SharedKey {
   public func subscribe(
     context: LoadContext<Value>, subscriber: SharedSubscriber<Value>
   ) -> SharedSubscription {
+    if let files { return subscribe(to: files, subscriber: subscriber) }
     let decode = self.decode
     let unsubscribe = storage.subscribe(
       FileStorage.Subscriber(
@@ -139,6 +146,7 @@ public struct FileStorageKey<Value: Sendable>: SharedKey {
   /// `.userInitiated` ones are written at once. Resumes `continuation` after the write, or
   /// with a ``FileStorageKeyError`` if encoding or writing failed.
   public func save(_ value: Value, context: SaveContext, continuation: SaveContinuation) {
+    if let files { return continuation.resume(with: save(value, to: files)) }
     let encode = self.encode
     let decode = self.decode
     storage.save(

@@ -1,0 +1,46 @@
+import Foundation
+
+/// A file key created in an isolated scope keeps its file in the scope's ``InMemoryFiles``: the
+/// same outcomes as on disk (missing or empty file → the default, a file that does not decode
+/// is moved aside and reported, external changes reach holders), without touching the disk.
+extension FileStorageKey {
+  func load(from files: InMemoryFiles) -> Result<Value?, any Error> {
+    guard let data = files.read(storage.path), !data.isEmpty else { return .success(nil) }
+    do {
+      return .success(try decode(data))
+    } catch {
+      let aside = files.moveAside(storage.path).map { URL(fileURLWithPath: $0) }
+      return .failure(
+        FileStorageKeyError.decodingFailed(url: url, preservedAt: aside, underlying: error))
+    }
+  }
+
+  func subscribe(
+    to files: InMemoryFiles, subscriber: SharedSubscriber<Value>
+  )
+    -> SharedSubscription
+  {
+    let url = url
+    let decode = decode
+    let stop = files.watch(storage.path) { data in
+      guard let data, !data.isEmpty else { return subscriber.yieldReturningInitialValue() }
+      do {
+        subscriber.yield(try decode(data))
+      } catch {
+        subscriber.yield(
+          throwing: FileStorageKeyError.decodingFailed(
+            url: url, preservedAt: nil, underlying: error))
+      }
+    }
+    return SharedSubscription(stop)
+  }
+
+  func save(_ value: Value, to files: InMemoryFiles) -> Result<Void, any Error> {
+    do {
+      files.store(try encode(value), at: storage.path)
+      return .success(())
+    } catch {
+      return .failure(FileStorageKeyError.encodingFailed(url: url, underlying: error))
+    }
+  }
+}
