@@ -23,14 +23,17 @@ private struct HandOverKey: SharedReaderKey, CustomStringConvertible {
 struct TetherIssueTests {
   @Test func aReportNamesTheKeyAndTheLineOfTheMisuse() throws {
     let issues = TetherIssueRecorder()
-    let expectedLine = #line + 3
+    let lineBefore = Mutex(0)
     _ = issues.record {
       SharedReader(
         wrappedValue: 0,
         HandOverKey(id: "located") { continuation in
-          continuation.resume(returning: 1); continuation.resume(returning: 2)
+          continuation.resume(returning: 1)
+          lineBefore.withLock { $0 = #line }
+          continuation.resume(returning: 2)
         })
     }
+    let expectedLine = lineBefore.withLock { $0 } + 1
     let issue = try #require(issues.issues.first)
     #expect(issues.issues.count == 1)
     #expect(issue.key?.contains("located") == true)
