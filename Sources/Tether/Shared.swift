@@ -142,6 +142,31 @@ public struct Shared<Value: Sendable>: Sendable {
     try reference.withLock(body)
   }
 
+  /// Applies `body` to the latest *stored* value atomically with respect to every other
+  /// writer of that storage, stores the result, and returns what `body` returned.
+  ///
+  /// ```swift
+  /// let next = try await $counter.update { $0 += 1; return $0 }   // exact across processes
+  /// ```
+  ///
+  /// The stored result becomes this value (holders and observers see it; it is not saved
+  /// again). A key opts in by conforming to ``AtomicSharedKey``: `.inMemory` does (it is
+  /// ``withLock(_:)``), `.fileStorage` holds a lock on the file across read, transform and
+  /// write. For any other key `update` is `withLock` followed by ``save()``: atomic among the
+  /// holders in this process only, not against other processes writing the same storage.
+  ///
+  /// `body` may run more than once (a key re-runs it on a newer value after a conflict), so it
+  /// must have no side effects besides its argument; the result returned is the one of the run
+  /// that was stored.
+  ///
+  /// - Throws: What `body` throws (nothing is stored then), the key's error (the value is
+  ///   unchanged), or the save error of the fallback (``saveError`` is set too).
+  public func update<R: Sendable>(
+    _ body: @Sendable (inout Value) throws -> R
+  ) async throws -> R {
+    try await reference.update(body)
+  }
+
   /// A shared value for a member: reads and writes go through this value's lock and storage.
   ///
   /// ```swift

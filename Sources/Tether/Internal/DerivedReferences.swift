@@ -40,6 +40,14 @@ final class KeyPathReference<Parent: Sendable, Value: Sendable>: MutableReferenc
     }
   }
 
+  func update<R: Sendable>(_ body: @Sendable (inout Value) throws -> R) async throws -> R {
+    guard let mutableParent else { preconditionFailure("a read-only member cannot be mutated") }
+    let path = WritableSendableKeyPath(path)
+    return try await mutableParent.update { parentValue in
+      try body(&parentValue[keyPath: path.keyPath])
+    }
+  }
+
   func addListener(_ receive: @escaping @Sendable (Value) -> Void) -> ListenerToken {
     let path = path
     guard let isEqual = runtimeEquality(Value.self) else {
@@ -113,6 +121,21 @@ final class UnwrappedReference<Value: Sendable>: MutableReference {
       return try body(&wrapped)
     }
     if let updated { lastValue.withLock { $0 = updated } }
+    return result
+  }
+
+  /// Updates through the parent while it is non-`nil`; a `nil` parent is left alone and `body`
+  /// runs on the last non-`nil` value, as `withLock` does.
+  func update<R: Sendable>(_ body: @Sendable (inout Value) throws -> R) async throws -> R {
+    guard let mutableParent else { preconditionFailure("a read-only value cannot be mutated") }
+    let fallback = lastValue.withLock { $0 }
+    let (result, updated) = try await mutableParent.update { optional -> (R, Value) in
+      var wrapped = optional ?? fallback
+      let result = try body(&wrapped)
+      if optional != nil { optional = wrapped }
+      return (result, wrapped)
+    }
+    lastValue.withLock { $0 = updated }
     return result
   }
 

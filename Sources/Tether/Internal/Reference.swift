@@ -66,7 +66,7 @@ final class Reference<Value: Sendable>: MutableReference {
   @usableFromInline let writer: (any SharedKey<Value>)?
   /// Whether the value's only home is this reference (in-memory and local values): then the
   /// key is never asked to load, subscribe or save.
-  private let livesInReference: Bool
+  let livesInReference: Bool
   /// Whether `writer.save` is called on changes.
   @usableFromInline let savesToKey: Bool
   @usableFromInline let isEqual: (any RuntimeEquality<Value>)?
@@ -182,6 +182,13 @@ final class Reference<Value: Sendable>: MutableReference {
 
   @inlinable
   func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
+    try withLock(body, save: savesToKey)
+  }
+
+  /// `withLock`, asking the key to save the change only if `save` (the fallback of `update`
+  /// saves explicitly instead).
+  @inlinable
+  func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R, save: Bool) throws(E) -> R {
     var result: R?
     var failure: E?
     let (observable, drain) = state.withLock { state -> (Bool, DrainStart?) in
@@ -193,7 +200,7 @@ final class Reference<Value: Sendable>: MutableReference {
       }
       storeWord(state.value)
       if let old, isSame(old, state.value) { return (false, nil) }
-      return (state.observable, recordChange(&state, save: savesToKey))
+      return (state.observable, recordChange(&state, save: save))
     }
     if observable { notifyObservation(valuePath) }
     if let drain { self.drain(drain) }
@@ -348,6 +355,38 @@ final class Reference<Value: Sendable>: MutableReference {
         return enqueue(delivery, in: &state)
       }
       if let drain { self.drain(drain) }
+    }
+  }
+
+  // MARK: Updating atomically where the value lives
+
+  /// Applies `body` atomically where the value is stored (see `Shared.update`).
+  ///
+  /// A value that lives only here is updated under the lock, exactly like `withLock`. A key
+  /// that conforms to `AtomicSharedKey` applies `body` in its storage; the value it stored
+  /// becomes this reference's value without being saved again. Any other key gets `withLock`
+  /// followed by an explicit save: atomic among this process's holders only.
+  func update<R: Sendable>(_ body: @Sendable (inout Value) throws -> R) async throws -> R {
+    if livesInReference || writer == nil { return try withLock(body) }
+    guard let atomic = writer as? any AtomicSharedKey<Value> else {
+      let result = try withLock(body, save: false)
+      try await save()
+      return result
+    }
+    return try await withoutActuallyEscaping(body) { body in
+      // The key may keep the transform after it resumes; the run drops `body` when it ends,
+      // which is what lets `body` stay non-escaping for the caller.
+      let run = UpdateRun(body)
+      defer { run.end() }
+      let observer = issueObserver
+      let stored = try await withCheckedThrowingContinuation {
+        (continuation: CheckedContinuation<Value, any Error>) in
+        atomic.update(
+          { try run.apply(to: &$0) }, initialValue: initialValue,
+          continuation: UpdateContinuation(observer: observer) { continuation.resume(with: $0) })
+      }
+      apply(stored, clearingLoadError: false, onlyIfVersion: nil, endLoading: false)
+      return try run.result()
     }
   }
 
@@ -517,4 +556,39 @@ enum DrainerState {
   @inlinable static var idle: UInt8 { 0 }
   @inlinable static var draining: UInt8 { 1 }
   @inlinable static var queued: UInt8 { 2 }
+}
+
+/// One `update`: the caller's body, and the result of the latest run (the one the key applied,
+/// since a key runs the transform again only after a conflict discarded the previous run).
+final class UpdateRun<Value, R: Sendable>: Sendable {
+  private struct State {
+    var body: (@Sendable (inout Value) throws -> R)?
+    var result: R?
+  }
+  private let state: Lock<State>
+
+  init(_ body: @escaping @Sendable (inout Value) throws -> R) {
+    state = Lock(State(body: body))
+  }
+
+  /// Runs the body (outside the lock: it is the caller's code) and keeps its result.
+  func apply(to value: inout Value) throws {
+    guard let body = state.withLock({ $0.body }) else { throw UpdateEnded() }
+    let result = try body(&value)
+    state.withLock { $0.result = result }
+  }
+
+  /// The result of the run the key applied.
+  func result() throws -> R {
+    guard let result = state.withLock({ $0.result }) else { throw UpdateEnded() }
+    return result
+  }
+
+  /// Drops the body: a key that calls the transform after resuming gets an error.
+  func end() { state.withLock { $0.body = nil } }
+}
+
+/// The error a key gets when it runs an update's transform after the update ended.
+struct UpdateEnded: Error, CustomStringConvertible {
+  var description: String { "The update already ended; its transform can no longer run." }
 }

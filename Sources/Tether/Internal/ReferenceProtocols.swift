@@ -52,6 +52,8 @@ protocol MutableReference<Value>: ReaderReference {
   func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R
   /// Saves the current value at once and waits for the key.
   func save() async throws
+  /// Applies `body` atomically where the value is stored and makes the result the value.
+  func update<R: Sendable>(_ body: @Sendable (inout Value) throws -> R) async throws -> R
 }
 
 /// One registered change listener of a root reference.

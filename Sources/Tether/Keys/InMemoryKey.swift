@@ -51,6 +51,26 @@ public struct InMemoryKey<Value: Sendable>: SharedKey, CustomStringConvertible {
   }
 }
 
+extension InMemoryKey: AtomicSharedKey {
+  /// Applies `transform` under the value's lock in the current storage scope, exactly like
+  /// `withLock`, and resumes with the stored value. A `transform` that throws changes nothing.
+  public func update(
+    _ transform: @escaping @Sendable (inout Value) throws -> Void,
+    initialValue: Value,
+    continuation: UpdateContinuation<Value>
+  ) {
+    let reference = SharedStorage.current.registry.reference(
+      for: self, writer: { self }, initialValue: { initialValue })
+    continuation.resume(
+      with: Result {
+        try reference.withLock { value throws -> Value in
+          try transform(&value)
+          return value
+        }
+      })
+  }
+}
+
 extension InMemoryKey: SpecialKey {
   static var registryType: ObjectIdentifier { ObjectIdentifier(Self.self) }
   static var livesInReference: Bool { true }
