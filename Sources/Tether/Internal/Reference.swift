@@ -60,6 +60,15 @@ final class Reference<Value: Sendable>: MutableReference {
   /// the lock only from `draining`. So a drainer that found nothing queued ends with one
   /// compare-and-exchange instead of a second lock round trip.
   @usableFromInline let drainer = Atomic<UInt8>(DrainerState.idle)
+  /// The thread running a `withLock` body on this value, or 0. Only that thread writes its id
+  /// here (under `state`'s lock, cleared before unlocking), so a thread that reads its own id
+  /// holds the lock: its body is touching the value it is mutating.
+  @usableFromInline let owner = Atomic<UInt>(0)
+  /// The value as it was before the running body started (for values that are not word-sized;
+  /// `word` keeps theirs), so a nested read or a throwing body has it.
+  // nonisolated(unsafe): written and read only by the `owner` thread while it holds `state`'s
+  // lock.
+  @usableFromInline nonisolated(unsafe) var snapshot: Value?
   /// The value declared by whoever created the reference; restored on "initial value".
   let initialValue: Value
   private let reader: (any SharedReaderKey<Value>)?
@@ -123,15 +132,20 @@ final class Reference<Value: Sendable>: MutableReference {
   // MARK: Reading
 
   /// The current value, without registering an Observation access.
-  @usableFromInline var observedValue: Value { state.withLock { $0.value } }
+  @usableFromInline var observedValue: Value {
+    if isInsideOwnBody { return nestedRead() }
+    return state.withLock { $0.value }
+  }
 
   @inlinable var value: Value {
     registrar.access(observedSubject, keyPath: valuePath)
     // The acquiring load orders this read after the first one's critical section, so any
     // change it can miss has not happened yet and will notify Observation.
     if Self.isWordSized, readsSkipLock.load(ordering: .acquiring) {
+      if isInsideOwnBody { return nestedRead() }
       return Self.unpack(word.load(ordering: .acquiring))
     }
+    if isInsideOwnBody { return nestedRead() }
     return state.withLock { state in
       if !state.observable {
         state.observable = true
@@ -165,17 +179,71 @@ final class Reference<Value: Sendable>: MutableReference {
 
   var isLoading: Bool {
     registrar.access(ObservedProperties.subject, keyPath: ObservedProperties.isLoading)
+    if isInsideOwnBody { return reportNestedAccess("isLoading", returning: false) }
     return state.withLock { $0.isLoading }
   }
 
   var loadError: (any Error)? {
     registrar.access(ObservedProperties.subject, keyPath: ObservedProperties.loadError)
+    if isInsideOwnBody { return reportNestedAccess("loadError", returning: nil) }
     return state.withLock { $0.loadError }
   }
 
   var saveError: (any Error)? {
     registrar.access(ObservedProperties.subject, keyPath: ObservedProperties.saveError)
+    if isInsideOwnBody { return reportNestedAccess("saveError", returning: nil) }
     return state.withLock { $0.saveError }
+  }
+
+  // MARK: Touching the value from inside its own withLock
+
+  /// Whether the calling thread is running a `withLock` body of this value. One relaxed load
+  /// when no body runs.
+  @inlinable var isInsideOwnBody: Bool {
+    let owner = owner.load(ordering: .relaxed)
+    return owner != 0 && owner == ThreadIdentity.current
+  }
+
+  /// The value as it was before the running body started. Called by the `owner` thread only.
+  @usableFromInline func valueBeforeBody() -> Value {
+    if Self.isWordSized { return Self.unpack(word.load(ordering: .relaxed)) }
+    return snapshot!
+  }
+
+  /// A read from inside the value's own `withLock`: reported, and answered with the value as
+  /// it was before the body started (taking the lock again would trap or deadlock).
+  @usableFromInline func nestedRead() -> Value {
+    reportIssue(
+      "\(name) was read inside its own withLock; the read returns the value as it was before "
+        + "the body started. Read and change the value through the body's inout argument "
+        + "instead.", observer: issueObserver)
+    return valueBeforeBody()
+  }
+
+  /// A `withLock` from inside the value's own `withLock`: reported; `body` runs on a copy of
+  /// the value as it was before the outer body started, and its changes are discarded.
+  @usableFromInline
+  func nestedWithLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
+    reportIssue(
+      "withLock on \(name) was called inside its own withLock; the inner body ran on a copy "
+        + "of the value as it was before the outer body started, and its changes are "
+        + "discarded. Change the value through the outer body's inout argument instead.",
+      observer: issueObserver)
+    var copy = valueBeforeBody()
+    return try body(&copy)
+  }
+
+  private func reportNestedAccess<T>(_ property: String, returning empty: T) -> T {
+    reportIssue(
+      "\(property) of \(name) was read inside its own withLock and answers \(empty as Any); "
+        + "read it after the body returns.", observer: issueObserver)
+    return empty
+  }
+
+  /// The value's name in reports: its key, or what made it.
+  var name: String {
+    guard let reader else { return "a shared value without a key (Shared(value:))" }
+    return String(describing: reader)
   }
 
   // MARK: Mutating
@@ -187,25 +255,46 @@ final class Reference<Value: Sendable>: MutableReference {
 
   /// `withLock`, asking the key to save the change only if `save` (the fallback of `update`
   /// saves explicitly instead).
+  ///
+  /// A body that throws leaves the value as it was: nothing is published or saved. The value
+  /// before the body is kept anyway (in `word` for word-sized values, else in `snapshot`) for
+  /// comparison and for nested reads, so a body that cannot throw pays nothing for this.
   @inlinable
   func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R, save: Bool) throws(E) -> R {
+    let thread = ThreadIdentity.current
+    if owner.load(ordering: .relaxed) == thread { return try nestedWithLock(body) }
     var result: R?
     var failure: E?
     let (observable, drain) = state.withLock { state -> (Bool, DrainStart?) in
-      let old = isEquatable ? state.value : nil
+      if !Self.isWordSized { snapshot = state.value }
+      owner.store(thread, ordering: .relaxed)
       do throws(E) {
         result = try body(&state.value)
       } catch {
         failure = error
       }
+      owner.store(0, ordering: .relaxed)
+      let old = valueBeforeBodyEnds()
+      if failure != nil {
+        state.value = old
+        return (false, nil)
+      }
       storeWord(state.value)
-      if let old, isSame(old, state.value) { return (false, nil) }
+      if isEquatable, isSame(old, state.value) { return (false, nil) }
       return (state.observable, recordChange(&state, save: save))
     }
     if observable { notifyObservation(valuePath) }
     if let drain { self.drain(drain) }
     if let failure { throw failure }
     return result!
+  }
+
+  /// Takes the value as it was before the body, after the body returned. Called with `state`'s
+  /// lock held, before `word` is rewritten.
+  @inlinable func valueBeforeBodyEnds() -> Value {
+    if Self.isWordSized { return Self.unpack(word.load(ordering: .relaxed)) }
+    defer { snapshot = nil }
+    return snapshot!
   }
 
   /// What the thread that becomes the drainer delivers first.
