@@ -30,6 +30,8 @@ final class KeyPathReference<Parent: Sendable, Value: Sendable>: MutableReferenc
 
   func load() async throws { try await parent.load() }
   func save() async throws { try await mutableParent?.save() }
+  func announceValueChange() { parent.announceValueChange() }
+  func announceLoadError() { parent.announceLoadError() }
 
   func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
     guard let mutableParent, let writable = keyPath as? WritableKeyPath<Parent, Value> else {
@@ -103,6 +105,8 @@ final class UnwrappedReference<Value: Sendable>: MutableReference {
 
   func load() async throws { try await parent.load() }
   func save() async throws { try await mutableParent?.save() }
+  func announceValueChange() { parent.announceValueChange() }
+  func announceLoadError() { parent.announceLoadError() }
 
   func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
     guard let mutableParent else { preconditionFailure("a read-only value cannot be mutated") }

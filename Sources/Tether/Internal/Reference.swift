@@ -500,6 +500,9 @@ final class Reference<Value: Sendable>: MutableReference {
     }
   }
 
+  func announceValueChange() { notifyObservation(valuePath) }
+  func announceLoadError() { notifyObservation(ObservedProperties.loadError) }
+
   @inlinable
   func notifyObservation(_ keyPath: KeyPath<ObservedProperties, Void> & Sendable) {
     registrar.withMutation(of: observedSubject, keyPath: keyPath) {}

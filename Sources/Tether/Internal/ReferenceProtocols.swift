@@ -22,6 +22,10 @@ protocol ReaderReference<Value>: AnyObject, Sendable {
   func addListener(_ receive: @escaping @Sendable (Value) -> Void) -> ListenerToken
   /// Like `addListener`, handing values straight to `receiver` (one call less per value).
   func addReceiver(_ receiver: any ValueReceiver<Value>) -> ListenerToken
+  /// Tells Observation trackers of the value that it changed (a holder was re-pointed).
+  func announceValueChange()
+  /// Tells Observation trackers of `loadError` that it changed (a re-key failed).
+  func announceLoadError()
 }
 
 extension ReaderReference {
