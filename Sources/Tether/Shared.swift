@@ -108,12 +108,21 @@ public struct Shared<Value: Sendable>: Sendable {
   }
 
   /// The current value. Read-only: mutate with ``withLock(_:)``.
-  @inlinable
+  ///
+  /// Assigning (`model.count += 1`) does not compile: a read followed by a write would lose
+  /// concurrent changes, so the compiler points at `withLock`.
   public var wrappedValue: Value {
-    if let root, !holder.isRekeyed {
-      return root._withUnsafeGuaranteedRef { $0.value }
+    @inlinable get {
+      if let root, !holder.isRekeyed {
+        return root._withUnsafeGuaranteedRef { $0.value }
+      }
+      return derivedValue()
     }
-    return derivedValue()
+    @available(
+      *, unavailable,
+      message: "Mutate a shared value atomically with '$value.withLock { $0 = newValue }'"
+    )
+    nonmutating set { withLock { $0 = newValue } }
   }
 
   @usableFromInline func derivedValue() -> Value { holder.value }
@@ -186,6 +195,20 @@ public struct Shared<Value: Sendable>: Sendable {
     dynamicMember keyPath: WritableKeyPath<Value, Member>
   ) -> Shared<Member> {
     Shared<Member>(reference: KeyPathReference(reference, keyPath: keyPath))
+  }
+
+  /// A read-only shared value computed from this one; it changes when the result does.
+  ///
+  /// ```swift
+  /// let count = $todos.read { $0.count }   // SharedReader<Int>
+  /// ```
+  ///
+  /// `transform` runs on each read and on each change of this value (for listeners), on any
+  /// thread, so keep it cheap and free of side effects.
+  public func read<Member: Sendable>(
+    _ transform: @escaping @Sendable (Value) -> Member
+  ) -> SharedReader<Member> {
+    SharedReader<Member>(reference: ComputedReference(reference, transform: transform))
   }
 
   /// Asks the key for a fresh value and waits for it; throws (and sets ``loadError``) if the

@@ -63,6 +63,13 @@ public struct SharedReader<Value: Sendable>: Sendable {
         for: key, writer: { key as? any SharedKey<Value> }))
   }
 
+  /// A reader of a value that never changes, for previews, tests and defaults.
+  ///
+  /// ```swift
+  /// FeatureModel(title: .constant("Preview"))
+  /// ```
+  public static func constant(_ value: Value) -> Self { Self(value: value) }
+
   /// A constant value with no key.
   public init(value: Value) {
     self.init(reference: Reference(initialValue: value, key: nil, livesInReference: true))
@@ -98,6 +105,17 @@ public struct SharedReader<Value: Sendable>: Sendable {
     dynamicMember keyPath: KeyPath<Value, Member>
   ) -> SharedReader<Member> {
     SharedReader<Member>(reference: KeyPathReference(readOnly: reference, keyPath: keyPath))
+  }
+
+  /// A reader computed from this one's value; it changes when the result does.
+  ///
+  /// ```swift
+  /// let isEmpty = $todos.read { $0.isEmpty }
+  /// ```
+  public func read<Member: Sendable>(
+    _ transform: @escaping @Sendable (Value) -> Member
+  ) -> SharedReader<Member> {
+    SharedReader<Member>(reference: ComputedReference(reference, transform: transform))
   }
 
   /// Asks the key for a fresh value and waits for it; throws (and sets ``loadError``) if the

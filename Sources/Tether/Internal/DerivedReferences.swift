@@ -149,3 +149,40 @@ final class UnwrappedReference<Value: Sendable>: MutableReference {
     }
   }
 }
+
+/// A read-only value computed from a parent's, from `read { }`.
+final class ComputedReference<Parent: Sendable, Value: Sendable>: ReaderReference {
+  private let parent: any ReaderReference<Parent>
+  private let transform: @Sendable (Parent) -> Value
+
+  init(_ parent: any ReaderReference<Parent>, transform: @escaping @Sendable (Parent) -> Value) {
+    self.parent = parent
+    self.transform = transform
+  }
+
+  var root: AnyObject { parent.root }
+  var value: Value { transform(parent.value) }
+  var isLoading: Bool { parent.isLoading }
+  var loadError: (any Error)? { parent.loadError }
+
+  func load() async throws { try await parent.load() }
+  func announceValueChange() { parent.announceValueChange() }
+  func announceLoadError() { parent.announceLoadError() }
+
+  func addListener(_ receive: @escaping @Sendable (Value) -> Void) -> ListenerToken {
+    let transform = transform
+    guard let isEqual = runtimeEquality(Value.self) else {
+      return parent.addListener { receive(transform($0)) }
+    }
+    // The parent changed, but maybe not the result: skip what would be a repeat.
+    let last = Lock<Value?>(nil)
+    return parent.addListener { parentValue in
+      let result = transform(parentValue)
+      let repeated = last.withLock { last -> Bool in
+        defer { last = result }
+        return last.map { isEqual.isEqual($0, result) } ?? false
+      }
+      if !repeated { receive(result) }
+    }
+  }
+}

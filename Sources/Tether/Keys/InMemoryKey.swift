@@ -87,3 +87,12 @@ extension SharedReaderKey {
     InMemoryKey(name)
   }
 }
+
+extension SharedKeyDefault {
+  /// The in-memory key for `name`, where a key with a default is expected, so the default can
+  /// be written inline: `@Shared(.inMemory("count")[default: 0]) var count`.
+  public static func inMemory<Value>(_ name: String) -> InMemoryKey<Value>
+  where Base == InMemoryKey<Value> {
+    InMemoryKey(name)
+  }
+}
