@@ -113,8 +113,10 @@ public struct Shared<Value: Sendable>: Sendable {
   /// concurrent changes, so the compiler points at `withLock`.
   public var wrappedValue: Value {
     @inlinable get {
-      if let root, !holder.isRekeyed {
-        return root._withUnsafeGuaranteedRef { $0.value }
+      if !holder.isRekeyed {
+        if let root { return root._withUnsafeGuaranteedRef { $0.value } }
+      } else if let current = holder.currentRoot {
+        return current.value
       }
       return derivedValue()
     }
@@ -143,6 +145,7 @@ public struct Shared<Value: Sendable>: Sendable {
   @inlinable
   public func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
     guard let root, !holder.isRekeyed else {
+      if holder.isRekeyed, let current = holder.currentRoot { return try current.withLock(body) }
       return try derivedWithLock(body)
     }
     var outcome: Result<R, E>?

@@ -20,13 +20,17 @@ final class Holder<Value: Sendable>: MutableReference {
 
   /// What a re-key changed: the current target (`nil` until a re-key succeeded) and the error
   /// of the latest failed one. Replaced whole, never mutated.
+  @usableFromInline
   final class Rekeying: Sendable {
     let current: Target?
     let loadError: (any Error)?
+    /// The current reference, typed, so `Shared` reads and writes it specialized.
+    @usableFromInline let root: Reference<Value>?
 
     init(current: Target?, loadError: (any Error)?) {
       self.current = current
       self.loadError = loadError
+      self.root = current?.reader as? Reference<Value>
     }
   }
 
@@ -38,11 +42,18 @@ final class Holder<Value: Sendable>: MutableReference {
   /// Set once, by the first successful re-key; never cleared.
   @usableFromInline let rekeyed = Atomic<Bool>(false)
   /// A `Rekeying`, once a re-key was tried.
-  private let rekeying = Lock<AnyObject?>(nil)
+  @usableFromInline let rekeying = Lock<AnyObject?>(nil)
 
   /// Whether `load(_:)` re-pointed this holder. A relaxed load: a reader that misses a re-key
   /// in progress reads the old key's value, as it would have a moment earlier.
   @inlinable var isRekeyed: Bool { rekeyed.load(ordering: .relaxed) }
+
+  /// The reference a re-keyed holder uses now (a re-key always points at a root), retained
+  /// for the caller: one lock round trip.
+  @inlinable var currentRoot: Reference<Value>? {
+    guard let state = rekeying.withLock({ $0 }) else { return nil }
+    return unsafeDowncast(state, to: Rekeying.self).root
+  }
 
   init(_ reference: any MutableReference<Value>) {
     initialReader = reference
@@ -127,6 +138,29 @@ final class Holder<Value: Sendable>: MutableReference {
     _ key: K, writer: () -> (any SharedKey<Value>)?, defaultValue: Value?, writable: Bool
   ) async throws {
     let initialValue = defaultValue ?? target.reader.value
+    let registry = SharedStorage.current.registry
+    let reference: Reference<Value>
+    if KeyTraits.of(K.self).pinned {
+      // The value lives in its reference (in memory): joining or creating it is the load.
+      reference = registry.reference(for: key, writer: writer, initialValue: { initialValue })
+    } else {
+      reference = try await loadReference(
+        for: key, writer: writer, initialValue: initialValue, in: registry)
+    }
+    let previous = target
+    let current = Target(reader: reference, writer: writable ? reference : nil)
+    replaceState { _ in Rekeying(current: current, loadError: nil) }
+    rekeyed.store(true, ordering: .releasing)
+    // Whoever tracked the old value (Observation) re-reads and now sees the new key's.
+    previous.reader.announceValueChange()
+  }
+
+  /// Loads `key` and returns its reference holding the loaded value; a failed load sets this
+  /// holder's `loadError` and throws.
+  private func loadReference<K: SharedReaderKey<Value>>(
+    for key: K, writer: () -> (any SharedKey<Value>)?, initialValue: Value,
+    in registry: ReferenceRegistry
+  ) async throws -> Reference<Value> {
     let result = await withCheckedContinuation {
       (continuation: CheckedContinuation<Result<Value?, any Error>, Never>) in
       key.load(
@@ -143,20 +177,11 @@ final class Holder<Value: Sendable>: MutableReference {
       target.reader.announceLoadError()
       throw error
     }
-    let registry = SharedStorage.current.registry
-    let reference: Reference<Value>
     if let existing = registry.existing(for: key) {
       if let loaded { existing.applyLoaded(loaded) }
-      reference = existing
-    } else {
-      reference = registry.reference(
-        for: key, writer: writer, initialValue: { loaded ?? initialValue }, preloaded: true)
+      return existing
     }
-    let previous = target
-    let current = Target(reader: reference, writer: writable ? reference : nil)
-    replaceState { _ in Rekeying(current: current, loadError: nil) }
-    rekeyed.store(true, ordering: .releasing)
-    // Whoever tracked the old value (Observation) re-reads and now sees the new key's.
-    previous.reader.announceValueChange()
+    return registry.reference(
+      for: key, writer: writer, initialValue: { loaded ?? initialValue }, preloaded: true)
   }
 }
