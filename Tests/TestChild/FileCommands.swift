@@ -145,7 +145,7 @@ struct Tally: Codable, Sendable, Equatable {
 
 let updateCommands: [String: ChildCommand] = [
   // file-update PATH NAME COUNT: adds one to counts[NAME] and to total, COUNT times, each
-  // as one atomic update of the file; prints `ready` first, `progress N` every 10 updates,
+  // with `$tally.update { }` (one atomic update of the file); prints `ready` first, `progress N` every 10 updates,
   // and `done` at the end.
   "file-update": { arguments in
     guard arguments.count >= 3, let count = Int(arguments[2]) else {
@@ -154,23 +154,19 @@ let updateCommands: [String: ChildCommand] = [
     let name = arguments[1]
     let key: FileStorageKey<Tally> = .fileStorage(
       URL(fileURLWithPath: arguments[0]), throttle: .zero)
+    let tally = Shared(wrappedValue: Tally(), key)
     printLine("ready")
     for index in 1...max(1, count) {
-      _ = try await withCheckedThrowingContinuation {
-        (continuation: CheckedContinuation<Tally, any Error>) in
-        key.update(
-          { tally in
-            tally.counts[name, default: 0] += 1
-            tally.total += 1
-          }, initialValue: Tally(),
-          continuation: UpdateContinuation { continuation.resume(with: $0) })
+      try await tally.update { tally in
+        tally.counts[name, default: 0] += 1
+        tally.total += 1
       }
       if index % 10 == 0 { printLine("progress \(index)") }
     }
     printLine("done")
   },
   // file-touch PATH: holds the tally (`throttle: .zero`) and adds one to `touches` with
-  // `withLock` about every 5 ms (plain `.didSet` saves) until stdin closes; prints `ready`
+  // `withLock` about every 10 ms (plain `.didSet` saves) until stdin closes; prints `ready`
   // first and `touched N saved M` at the end.
   "file-touch": { arguments in
     guard let path = arguments.first else { throw ChildUsage("file-touch PATH") }
@@ -187,7 +183,7 @@ let updateCommands: [String: ChildCommand] = [
       holder.withLock { $0.touches += 1 }
       touches += 1
       // Pacing of the load this process adds, not a wait for an event.
-      try await Task.sleep(for: .milliseconds(5))
+      try await Task.sleep(for: .milliseconds(10))
     }
     printLine("touched \(touches) saved \(holder.wrappedValue.touches)")
   },

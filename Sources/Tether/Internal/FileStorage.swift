@@ -755,14 +755,16 @@ final class FileStorage: Sendable {
 
   /// Records `disk`, drops any pending save (the file's version wins over it) and hands the
   /// contents to every subscriber. Runs on the queue.
+  ///
+  /// Saves are judged against `seen`, which moves to the new version only once every holder
+  /// has it. A save a holder makes while being told counts as made from the old version: a
+  /// conflict, after which the holder gets the file's value again and can redo its change (a
+  /// reactive holder does so by itself). A mutation made from the old value whose save reaches
+  /// the storage only after this point (its thread stalled between `withLock` and the save for
+  /// the whole delivery) cannot be told apart: see FileStorageKey's notes.
   private func deliver(_ contents: (Data, FileStat)?, disk: Disk) {
-    // A save made from here on is based on the new version: holders react to it at once (a
-    // save they make while being told must not count as stale). A mutation made from the old
-    // value whose save reaches the storage only after this point (microseconds after the
-    // mutation) cannot be told apart: see FileStorageKey's notes.
     let (subscribers, superseded, timer) = state.withLock { state in
       state.disk = disk
-      state.seen = disk
       defer {
         state.pending = nil
         state.trailingTimer = nil
@@ -773,29 +775,37 @@ final class FileStorage: Sendable {
     // The external change wins over saves still waiting for their window.
     let conflict = FileStorageKeyError.conflict(url: url)
     superseded?.continuations.forEach { $0.resume(throwing: conflict) }
+    defer {
+      state.withLock { $0.seen = $0.disk }
+    }
     guard let (data, identity) = contents, !data.isEmpty else {
       subscribers.forEach { $0.deleted() }
       return
     }
+    // Decode for everyone first, so telling the holders takes as little time as possible.
+    var actions: [@Sendable () -> Void] = []
     for subscriber in subscribers {
       switch FileContents.interpret(
         data, maximumSize: subscriber.maximumSize, decode: subscriber.prepare)
       {
       case .value(let deliver):
-        deliver()
+        actions.append(deliver)
       case .empty:
-        subscriber.deleted()
+        actions.append(subscriber.deleted)
       case .tooLarge(let size):
-        subscriber.failed(
-          FileStorageKeyError.fileTooLarge(url: url, size: size, limit: subscriber.maximumSize))
+        let error = FileStorageKeyError.fileTooLarge(
+          url: url, size: size, limit: subscriber.maximumSize)
+        actions.append { subscriber.failed(error) }
       case .undecodable(let error):
         // Not moved aside yet: another process may be in the middle of writing it in place.
         // The next write from this process moves it aside first.
         state.withLock { $0.disk = .corrupt(identity) }
-        subscriber.failed(
-          FileStorageKeyError.decodingFailed(url: url, preservedAt: nil, underlying: error))
+        let failure = FileStorageKeyError.decodingFailed(
+          url: url, preservedAt: nil, underlying: error)
+        actions.append { subscriber.failed(failure) }
       }
     }
+    actions.forEach { $0() }
   }
 
   /// Moves an undecodable file aside and records that nothing is there now. Runs on the
