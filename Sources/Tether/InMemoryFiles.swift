@@ -73,6 +73,16 @@ public final class InMemoryFiles: Sendable {
     state.withLock { $0.contents[path] = data }
   }
 
+  /// Reads, transforms and writes the file at `path` under the file system's lock, so the
+  /// update is atomic with respect to every other access; a thrown error writes nothing.
+  func update<Result>(_ path: String, _ body: (Data?) throws -> (Data, Result)) throws -> Result {
+    try state.withLock { state in
+      let (data, result) = try body(state.contents[path])
+      state.contents[path] = data
+      return result
+    }
+  }
+
   /// Moves a file aside as `NAME.corrupt-TIMESTAMP` and returns the new path.
   func moveAside(_ path: String) -> String? {
     let stamp = Date().formatted(

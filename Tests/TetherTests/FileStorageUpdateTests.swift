@@ -88,7 +88,7 @@ import Testing
     try Data("1".utf8).write(to: url)
     InotifyFaultInjection.refuseWatches(under: directory.path, errno: ENOSPC)
     defer { InotifyFaultInjection.stopRefusingWatches(under: directory.path) }
-    try await withSharedStorage(.isolated) {
+    try await withSharedStorage(.isolated(files: .real)) {
       @Shared(.fileStorage(url, throttle: .zero)) var count = 0
       #expect(count == 1)
       let child = try ChildProcess(["file-write", url.path, "5", "1"])

@@ -107,3 +107,21 @@ struct IsolatedFileStorageTests {
     }
   }
 }
+
+@Suite(.isolatedSharedState)
+struct IsolatedFileStorageUpdateTests {
+  @Test func updateIsExactInMemoryToo() async throws {
+    let url = URL(fileURLWithPath: "/srv/app/visits.json")
+    let files = try #require(SharedStorage.current.files)
+    files.write(Data("10".utf8), to: url)
+    @Shared(.fileStorage(url)) var visits = 0
+    let shared = $visits
+    await withTaskGroup(of: Void.self) { group in
+      for _ in 0..<50 {
+        group.addTask { _ = try? await shared.update { $0 += 1 } }
+      }
+    }
+    #expect(visits == 60)
+    #expect(files.contents(of: url) == Data("60".utf8))
+  }
+}

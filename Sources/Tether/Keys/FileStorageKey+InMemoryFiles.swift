@@ -43,4 +43,28 @@ extension FileStorageKey {
       return .failure(FileStorageKeyError.encodingFailed(url: url, underlying: error))
     }
   }
+
+  func update(
+    _ transform: @Sendable (inout Value) throws -> Void, initialValue: Value,
+    in files: InMemoryFiles
+  ) -> Result<Value, any Error> {
+    Result {
+      try files.update(storage.path) { data -> (Data, Value) in
+        var value = initialValue
+        if let data, !data.isEmpty {
+          do {
+            value = try decode(data)
+          } catch {
+            throw FileStorageKeyError.decodingFailed(url: url, preservedAt: nil, underlying: error)
+          }
+        }
+        try transform(&value)
+        do {
+          return (try encode(value), value)
+        } catch {
+          throw FileStorageKeyError.encodingFailed(url: url, underlying: error)
+        }
+      }
+    }
+  }
 }

@@ -185,6 +185,9 @@ public struct FileStorageKey<Value: Sendable>: AtomicSharedKey {
     initialValue: Value,
     continuation: UpdateContinuation<Value>
   ) {
+    if let files {
+      return continuation.resume(with: update(transform, initialValue: initialValue, in: files))
+    }
     storage.update(
       initialValue: initialValue, options: writeOptions, decode: decode, encode: encode,
       transform: transform
