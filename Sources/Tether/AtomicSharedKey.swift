@@ -40,6 +40,9 @@ public protocol AtomicSharedKey<Value>: SharedKey {
 /// It may be resumed synchronously inside `update(_:initialValue:continuation:)` or later from
 /// any thread. Resuming twice, or dropping it without resuming, is reported as a programmer
 /// error (a dropped continuation counts as a failed update).
+///
+/// The resume methods' `fileID` and `line` parameters locate a misuse: leave them to their
+/// defaults, and a second resume is reported at the line that made it (see `TetherIssue`).
 public struct UpdateContinuation<Value: Sendable>: Sendable {
   let box: ContinuationBox<Result<Value, any Error>>
 
@@ -58,15 +61,20 @@ public struct UpdateContinuation<Value: Sendable>: Sendable {
   }
 
   /// Resumes with the value now stored (the transformed one).
-  public func resume(returning storedValue: Value, fileID: StaticString = #fileID, line: UInt = #line) {
+  public func resume(
+    returning storedValue: Value, fileID: StaticString = #fileID, line: UInt = #line
+  ) {
     box.resume(.success(storedValue), fileID: fileID, line: line)
   }
   /// Resumes with a failure: nothing was stored, and the holder keeps its value.
-  public func resume(throwing error: any Error, fileID: StaticString = #fileID, line: UInt = #line) {
+  public func resume(throwing error: any Error, fileID: StaticString = #fileID, line: UInt = #line)
+  {
     box.resume(.failure(error), fileID: fileID, line: line)
   }
   /// Resumes with a result.
-  public func resume(with result: Result<Value, any Error>, fileID: StaticString = #fileID, line: UInt = #line) {
+  public func resume(
+    with result: Result<Value, any Error>, fileID: StaticString = #fileID, line: UInt = #line
+  ) {
     box.resume(result, fileID: fileID, line: line)
   }
 }

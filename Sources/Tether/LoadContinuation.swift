@@ -6,6 +6,9 @@
 /// Resuming it a second time is a programmer error: Tether reports it (see
 /// `TetherIssueRecorder` in `TetherTesting`) and ignores the extra result. Dropping it without
 /// resuming is reported too, and the load then fails with an error, so nothing waits forever.
+///
+/// The resume methods' `fileID` and `line` parameters locate a misuse: leave them to their
+/// defaults, and a second resume is reported at the line that made it (see `TetherIssue`).
 public struct LoadContinuation<Value: Sendable>: Sendable {
   let box: ContinuationBox<Result<Value?, any Error>>
 
@@ -41,7 +44,8 @@ public struct LoadContinuation<Value: Sendable>: Sendable {
     box.resume(.success(value), fileID: fileID, line: line)
   }
   /// Resumes with a failure; the holder keeps its value and sets `loadError`.
-  public func resume(throwing error: any Error, fileID: StaticString = #fileID, line: UInt = #line) {
+  public func resume(throwing error: any Error, fileID: StaticString = #fileID, line: UInt = #line)
+  {
     box.resume(.failure(error), fileID: fileID, line: line)
   }
   /// Resumes saying nothing is stored; the holder uses its declared default.
@@ -49,7 +53,9 @@ public struct LoadContinuation<Value: Sendable>: Sendable {
     box.resume(.success(nil), fileID: fileID, line: line)
   }
   /// Resumes with a result: a value, `nil` for the initial value, or an error.
-  public func resume(with result: Result<Value?, any Error>, fileID: StaticString = #fileID, line: UInt = #line) {
+  public func resume(
+    with result: Result<Value?, any Error>, fileID: StaticString = #fileID, line: UInt = #line
+  ) {
     box.resume(result, fileID: fileID, line: line)
   }
 }

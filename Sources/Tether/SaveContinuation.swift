@@ -3,6 +3,9 @@
 /// It may be resumed synchronously inside `save(_:context:continuation:)` or later from any
 /// thread. Resuming twice, or dropping it without resuming, is reported as a programmer error
 /// (a dropped continuation counts as a failed save).
+///
+/// The resume methods' `fileID` and `line` parameters locate a misuse: leave them to their
+/// defaults, and a second resume is reported at the line that made it (see `TetherIssue`).
 public struct SaveContinuation: Sendable {
   let box: ContinuationBox<Result<Void, any Error>>
 
@@ -37,11 +40,14 @@ public struct SaveContinuation: Sendable {
     box.resume(.success(()), fileID: fileID, line: line)
   }
   /// Resumes with a failure; the holder keeps its in-memory value and sets `saveError`.
-  public func resume(throwing error: any Error, fileID: StaticString = #fileID, line: UInt = #line) {
+  public func resume(throwing error: any Error, fileID: StaticString = #fileID, line: UInt = #line)
+  {
     box.resume(.failure(error), fileID: fileID, line: line)
   }
   /// Resumes with a result.
-  public func resume(with result: Result<Void, any Error>, fileID: StaticString = #fileID, line: UInt = #line) {
+  public func resume(
+    with result: Result<Void, any Error>, fileID: StaticString = #fileID, line: UInt = #line
+  ) {
     box.resume(result, fileID: fileID, line: line)
   }
 }
