@@ -1,6 +1,4 @@
-import Dispatch
 import Foundation
-import Synchronization
 import Tether
 
 /// A custom strategy: each value lives in its own small text file in a directory.
@@ -12,7 +10,7 @@ struct TextFileKey<Value: LosslessStringConvertible & Sendable>: SharedKey {
   /// The file that holds the value.
   let url: URL
   /// How often `subscribe` looks at the file for changes made by others.
-  let pollInterval: DispatchTimeInterval
+  let pollInterval: Duration
 
   /// Two keys for the same file share one value, whatever their poll interval.
   var id: String { url.standardizedFileURL.path }
@@ -23,31 +21,32 @@ struct TextFileKey<Value: LosslessStringConvertible & Sendable>: SharedKey {
     continuation.resume(with: Result { try readValue() })
   }
 
-  /// Polls the file and reports what changed: a new value, a deletion, or unreadable text.
+  /// Polls the file from a task and reports what changed: a new value, a deletion, or
+  /// unreadable text. A `Task` is `Sendable`, so the subscription's cancel closure can hold it
+  /// (a `DispatchSourceTimer` is not, and would need `@unchecked Sendable`).
   func subscribe(
     context: LoadContext<Value>, subscriber: SharedSubscriber<Value>
   ) -> SharedSubscription {
-    let url = url
-    let lastText = Mutex<String?>(try? readText())
-    let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "TextFileKey"))
-    timer.schedule(deadline: .now() + pollInterval, repeating: pollInterval)
-    timer.setEventHandler {
-      let text = try? String(contentsOf: url, encoding: .utf8)
-      let changed = lastText.withLock { last -> Bool in
-        defer { last = text }
-        return last != text
-      }
-      guard changed else { return }
-      guard let text else { return subscriber.yieldReturningInitialValue() }
-      if let value = Value(text.trimmingCharacters(in: .whitespacesAndNewlines)) {
-        subscriber.yield(value)
-      } else {
-        subscriber.yield(throwing: TextFileKeyError.unreadable(path: url.path, text: text))
+    let key = self
+    let poller = Task {
+      var lastText = try? key.readText()
+      while !Task.isCancelled {
+        try? await Task.sleep(for: key.pollInterval)
+        let text = try? key.readText()
+        guard text != lastText else { continue }
+        lastText = text
+        guard let text else {
+          subscriber.yieldReturningInitialValue()
+          continue
+        }
+        if let value = Value(text.trimmingCharacters(in: .whitespacesAndNewlines)) {
+          subscriber.yield(value)
+        } else {
+          subscriber.yield(throwing: TextFileKeyError.unreadable(path: key.url.path, text: text))
+        }
       }
     }
-    timer.resume()
-    let box = TimerBox(timer)
-    return SharedSubscription { box.timer.cancel() }
+    return SharedSubscription { poller.cancel() }
   }
 
   /// Writes the value atomically (a temporary file, then a rename), creating the directory.
@@ -80,13 +79,6 @@ enum TextFileKeyError: Error, Equatable {
   case unreadable(path: String, text: String)
 }
 
-/// Lets the subscription's cancel closure hold the timer. Dispatch sources are thread-safe.
-private final class TimerBox: @unchecked Sendable {
-  // @unchecked: DispatchSourceTimer is documented as safe to use from any thread.
-  let timer: any DispatchSourceTimer
-  init(_ timer: any DispatchSourceTimer) { self.timer = timer }
-}
-
 extension SharedReaderKey {
   /// A value kept as text in the file `name` inside `directory`.
   ///
@@ -94,7 +86,7 @@ extension SharedReaderKey {
   /// @Shared(.textFile("count", in: directory)) var count = 0
   /// ```
   static func textFile<Value>(
-    _ name: String, in directory: URL, pollInterval: DispatchTimeInterval = .milliseconds(100)
+    _ name: String, in directory: URL, pollInterval: Duration = .milliseconds(100)
   ) -> Self where Self == TextFileKey<Value> {
     TextFileKey(url: directory.appendingPathComponent(name), pollInterval: pollInterval)
   }
