@@ -37,6 +37,39 @@ func fileBenchmarks() -> [Benchmark] {
       try? FileManager.default.removeItem(at: url)
       return (Double(writes), UInt64(writes))
     },
+    // The floor of an atomic file update: a temporary file in the same directory, the same
+    // small bytes written, fsync, close, rename, by hand (no lock, no read, no coding).
+    Benchmark("baseline.file-write-atomic", operations: 200) { n in
+      let path = FileBenchFixtures.directory.appendingPathComponent("baseline-atomic.json").path
+      var checksum: UInt64 = 0
+      for i in 0..<n {
+        let bytes = Array("\(i)".utf8)
+        let temporary = "\(path).tmp-\(i)"
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        precondition(descriptor >= 0, "baseline: cannot create \(temporary)")
+        _ = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress!, $0.count) }
+        fsync(descriptor)
+        close(descriptor)
+        rename(temporary, path)
+        checksum &+= UInt64(bytes.count)
+      }
+      return checksum
+    },
+    // One `$counter.update { $0 += 1 }` on a file-backed Int: the file's lock (flock on the
+    // sidecar), read and decode, transform, encode, the atomic write with fsync, unlock,
+    // exact across processes.
+    Benchmark(
+      "file.update", baseline: "baseline.file-write-atomic",
+      note: "target <= 1.5x baseline.file-write-atomic (the lock and read-back add little)",
+      operations: 200
+    ) { n in
+      let counter = FileBenchFixtures.updateCounter
+      var checksum: UInt64 = 0
+      for _ in 0..<n {
+        checksum &+= UInt64(try await counter.update { $0 += 1; return $0 })
+      }
+      return checksum
+    },
     // A write by another process (a `/bin/sh` writing a new value into the file in place)
     // until a subscribed key here has decoded and delivered it: inotify, read, decode, yield.
     Benchmark("file.propagation", note: "ns from write to observed; target median <= 10 ms") {
@@ -58,6 +91,9 @@ enum FileBenchFixtures {
   static let array1000 = Shared(
     wrappedValue: makeBenchItems(),
     .fileStorage(directory.appendingPathComponent("array1000.json")))
+
+  static let updateCounter = Shared(
+    wrappedValue: 0, .fileStorage(directory.appendingPathComponent("update.json")))
 
   static let propagation = PropagationRig(
     url: directory.appendingPathComponent("propagation.json"))

@@ -229,6 +229,17 @@ import Testing
     #expect(await log.wait(for: { $0 == .value(4) }))
   }
 
+  // Paths nobody uses are forgotten, but a subscription still in place is a use: it keeps
+  // the file watched after every key for it is gone (the propagation benchmark's rig does this).
+  @Test func aSubscriptionKeepsWatchingAfterItsKeyIsReleased() async throws {
+    let url = directory.file("value.json")
+    let log = EventLog<KeyEvent<Int>>()
+    let subscription = { FileStorageKey<Int>.fileStorage(url).subscribe(into: log) }()
+    defer { subscription.cancel() }
+    try Data("6".utf8).write(to: url, options: .atomic)
+    #expect(await log.wait(for: { $0 == .value(6) }))
+  }
+
   @Test func aDirectoryThatDoesNotExistYetIsWatchedAndCreatedOnSave() async throws {
     let key = key("a/b/value.json")
     let log = EventLog<KeyEvent<Int>>()

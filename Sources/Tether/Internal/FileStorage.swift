@@ -639,7 +639,8 @@ final class FileStorage: Sendable {
     }
     // The file may have changed between the load and the watch starting.
     scheduleRefresh()
-    return { [weak self] in self?.unsubscribe(id) }
+    // Strong: a live subscription keeps its storage (and the watch) alive even when no key does.
+    return { self.unsubscribe(id) }
   }
 
   /// The path, and the file at the end of a symbolic link there: a process writing through
