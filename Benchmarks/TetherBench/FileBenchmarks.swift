@@ -66,7 +66,10 @@ func fileBenchmarks() -> [Benchmark] {
       let counter = FileBenchFixtures.updateCounter
       var checksum: UInt64 = 0
       for _ in 0..<n {
-        checksum &+= UInt64(try await counter.update { $0 += 1; return $0 })
+        checksum &+= UInt64(
+          try await counter.update {
+            $0 += 1; return $0
+          })
       }
       return checksum
     },
