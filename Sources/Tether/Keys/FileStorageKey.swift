@@ -3,9 +3,11 @@ import Foundation
 /// A key that persists a shared value in a file and keeps every holder — in this process and
 /// in others — in step with it.
 ///
-/// Create one with ``SharedReaderKey/fileStorage(_:decoder:encoder:throttle:permissions:maximumFileSize:)`` for `Codable`
-/// values (JSON) or ``SharedReaderKey/fileStorage(_:decode:encode:throttle:permissions:maximumFileSize:)`` for any
-/// format:
+/// Create one with
+/// ``SharedReaderKey/fileStorage(_:decoder:encoder:throttle:permissions:maximumFileSize:)``
+/// for `Codable` values (JSON) or
+/// ``SharedReaderKey/fileStorage(_:decode:encode:throttle:permissions:maximumFileSize:)`` for
+/// any format:
 ///
 /// ```swift
 /// @Shared(.fileStorage(.documentsDirectory.appending(path: "settings.json")))
