@@ -81,19 +81,19 @@ import Testing
     }
   }
 
-  // The watch is refused (injected) so the other process's write is not delivered before the
-  // save: the save must notice it under the lock, not through the watcher.
-  @Test func aWithLockSaveOverAnotherProcessesChangeIsAConflict_injectedFault() async throws {
+  // The second mutation waits for its (long) throttle window while another process writes
+  // the file: the newer file wins and the holder learns of the conflict.
+  @Test func aWithLockSaveOverAnotherProcessesChangeIsAConflict() async throws {
     let url = directory.file("count.json")
     try Data("1".utf8).write(to: url)
-    InotifyFaultInjection.refuseWatches(under: directory.path, errno: ENOSPC)
-    defer { InotifyFaultInjection.stopRefusingWatches(under: directory.path) }
     try await withSharedStorage(.isolated(files: .real)) {
-      @Shared(.fileStorage(url, throttle: .zero)) var count = 0
+      @Shared(.fileStorage(url, throttle: .seconds(600))) var count = 0
       #expect(count == 1)
+      $count.withLock { $0 = 2 }  // Written at once.
+      try await waitUntil("the first save is on disk") { decodeFile(url, as: Int.self) == 2 }
+      $count.withLock { $0 = 3 }  // Waits for the window; made from 2, not from 5.
       let child = try ChildProcess(["file-write", url.path, "5", "1"])
       #expect(try await child.waitForExit() == .exited(0))
-      $count.withLock { $0 += 1 }  // Made from 1, not from 5.
       try await waitUntil("the conflict is reported") {
         if case FileStorageKeyError.conflict? = $count.saveError { return true }
         return false
