@@ -19,9 +19,11 @@ import Testing
     .map { URL(fileURLWithPath: String($0)).appendingPathComponent("swiftc") }
     .first { FileManager.default.isExecutableFile(atPath: $0.path) }
 
-  /// Type-checks `source` against the built `Tether`; returns whether it compiled and the
-  /// compiler's diagnostics.
-  func typeCheck(_ source: String) throws -> (compiled: Bool, diagnostics: String) {
+  /// Type-checks `source` (with `extraFiles`) against the built `Tether`, as a separate
+  /// module would; returns whether it compiled and the compiler's diagnostics.
+  func typeCheck(
+    _ source: String, with extraFiles: [URL] = []
+  ) throws -> (compiled: Bool, diagnostics: String) {
     let modules = try #require(Self.modules)
     let swiftc = try #require(Self.swiftc)
     return try withTemporaryDirectory { directory in
@@ -29,9 +31,10 @@ import Testing
       try Data(source.utf8).write(to: file)
       let process = Process()
       process.executableURL = swiftc
-      process.arguments = [
-        "-typecheck", "-swift-version", "6", "-I", modules.path, file.path,
-      ]
+      process.arguments =
+        [
+          "-typecheck", "-swift-version", "6", "-I", modules.path, file.path,
+        ] + extraFiles.map(\.path)
       let errors = Pipe()
       process.standardError = errors
       process.standardOutput = FileHandle.nullDevice
@@ -68,6 +71,36 @@ import Testing
         var doubled: Int { count * 2 }
       }
       """)
+    #expect(compiled, "\(diagnostics)")
+  }
+
+  @Test(.enabled(if: modules != nil && swiftc != nil))
+  func portedSwiftSharingKeyAndModelCompileUnchangedInAnotherModule() throws {
+    // The ported key's file exactly as the tests use it, plus a model written the way
+    // swift-sharing's documentation writes them, compiled as a user's module would be.
+    let portedKey = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+      .appendingPathComponent("Support/PortedKeyValueStoreKey.swift")
+    let (compiled, diagnostics) = try typeCheck(
+      """
+      import Observation
+      import Tether
+
+      @Observable
+      final class CounterModel {
+        @ObservationIgnored
+        @Shared(.keyValue("count")) var count = 0
+        var countReader: SharedReader<Int> { SharedReader($count) }
+
+        func incrementButtonTapped() {
+          $count.withLock { $0 += 1 }
+        }
+
+        func reload() async throws {
+          try await $count.load()
+          try await $count.load(.keyValue("other-count"))
+        }
+      }
+      """, with: [portedKey])
     #expect(compiled, "\(diagnostics)")
   }
 }

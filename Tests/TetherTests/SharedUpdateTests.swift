@@ -185,4 +185,28 @@ struct SharedUpdateTests {
     #expect(result == 8)
     #expect(value == 8)
   }
+
+  @Test func localValueUpdatesInPlace() async throws {
+    let value = Shared(value: 1)
+    let result = try await value.update {
+      $0 += 1; return $0
+    }
+    #expect(result == 2)
+    #expect(value.wrappedValue == 2)
+  }
+
+  @Test func reKeyedHolderUpdatesItsNewKey() async throws {
+    let store = TestStore<Int>(stored: 10)
+    let key = ConflictOnceKey(base: TestKey("target", store: store), interloper: { $0 })
+    @Shared(.inMemory("start")) var value = 0
+    try await $value.load(key)
+    let result = try await $value.update {
+      $0 += 1; return $0
+    }
+    #expect(result == 11)
+    #expect(store.stored == 11)
+    #expect(value == 11)
+    @Shared(.inMemory("start")) var start = -1
+    #expect(start == 0)
+  }
 }

@@ -27,10 +27,10 @@ final class Holder<Value: Sendable>: MutableReference {
     /// The current reference, typed, so `Shared` reads and writes it specialized.
     @usableFromInline let root: Reference<Value>?
 
-    init(current: Target?, loadError: (any Error)?) {
+    init(current: Target?, root: Reference<Value>?, loadError: (any Error)?) {
       self.current = current
       self.loadError = loadError
-      self.root = current?.reader as? Reference<Value>
+      self.root = root
     }
   }
 
@@ -66,7 +66,8 @@ final class Holder<Value: Sendable>: MutableReference {
   }
 
   private var state: Rekeying? {
-    rekeying.withLock { $0 }.map { unsafeDowncast($0, to: Rekeying.self) }
+    guard let state = rekeying.withLock({ $0 }) else { return nil }
+    return unsafeDowncast(state, to: Rekeying.self)
   }
 
   private var target: Target {
@@ -96,7 +97,9 @@ final class Holder<Value: Sendable>: MutableReference {
 
   func load() async throws {
     try await target.reader.load()
-    if state?.loadError != nil { replaceState { Rekeying(current: $0?.current, loadError: nil) } }
+    if state?.loadError != nil {
+      replaceState { Rekeying(current: $0?.current, root: $0?.root, loadError: nil) }
+    }
   }
 
   /// Replaces the re-key state with what `change` makes of it, in one critical section.
@@ -137,19 +140,22 @@ final class Holder<Value: Sendable>: MutableReference {
   func load<K: SharedReaderKey<Value>>(
     _ key: K, writer: () -> (any SharedKey<Value>)?, defaultValue: Value?, writable: Bool
   ) async throws {
-    let initialValue = defaultValue ?? target.reader.value
+    let previous = target
     let registry = SharedStorage.current.registry
     let reference: Reference<Value>
     if KeyTraits.of(K.self).pinned {
       // The value lives in its reference (in memory): joining or creating it is the load.
-      reference = registry.reference(for: key, writer: writer, initialValue: { initialValue })
+      reference = registry.reference(
+        for: key, writer: writer, initialValue: { defaultValue ?? previous.reader.value })
     } else {
       reference = try await loadReference(
-        for: key, writer: writer, initialValue: initialValue, in: registry)
+        for: key, writer: writer, initialValue: defaultValue ?? previous.reader.value,
+        in: registry)
     }
-    let previous = target
-    let current = Target(reader: reference, writer: writable ? reference : nil)
-    replaceState { _ in Rekeying(current: current, loadError: nil) }
+    let next = Rekeying(
+      current: Target(reader: reference, writer: writable ? reference : nil), root: reference,
+      loadError: nil)
+    rekeying.withLock { $0 = next }
     rekeyed.store(true, ordering: .releasing)
     // Whoever tracked the old value (Observation) re-reads and now sees the new key's.
     previous.reader.announceValueChange()
@@ -173,7 +179,7 @@ final class Holder<Value: Sendable>: MutableReference {
     switch result {
     case .success(let value): loaded = value
     case .failure(let error):
-      replaceState { Rekeying(current: $0?.current, loadError: error) }
+      replaceState { Rekeying(current: $0?.current, root: $0?.root, loadError: error) }
       target.reader.announceLoadError()
       throw error
     }
