@@ -757,12 +757,12 @@ final class FileStorage: Sendable {
   /// Records `disk`, drops any pending save (the file's version wins over it) and hands the
   /// contents to every subscriber. Runs on the queue.
   ///
-  /// Saves are judged against `seen`, which moves to the new version only once every holder
-  /// has it. A save a holder makes while being told counts as made from the old version: a
-  /// conflict, after which the holder gets the file's value again and can redo its change (a
-  /// reactive holder does so by itself). A mutation made from the old value whose save reaches
-  /// the storage only after this point (its thread stalled between `withLock` and the save for
-  /// the whole delivery) cannot be told apart: see FileStorageKey's notes.
+  /// Saves are judged against `seen`, which moves to the new version just before the holders
+  /// are told (after decoding, so the two are microseconds apart): a holder that reacts to the
+  /// change saves against the new version, never as a false conflict. A mutation made from
+  /// the old value whose save reaches the storage only after that point (its thread stalled
+  /// between `withLock` and the save while the change was delivered) cannot be told apart: see
+  /// FileStorageKey's notes.
   private func deliver(_ contents: (Data, FileStat)?, disk: Disk) {
     let (subscribers, superseded, timer) = state.withLock { state in
       state.disk = disk
@@ -776,10 +776,8 @@ final class FileStorage: Sendable {
     // The external change wins over saves still waiting for their window.
     let conflict = FileStorageKeyError.conflict(url: url)
     superseded?.continuations.forEach { $0.resume(throwing: conflict) }
-    defer {
-      state.withLock { $0.seen = $0.disk }
-    }
     guard let (data, identity) = contents, !data.isEmpty else {
+      state.withLock { $0.seen = $0.disk }
       subscribers.forEach { $0.deleted() }
       return
     }
@@ -806,6 +804,7 @@ final class FileStorage: Sendable {
         actions.append { subscriber.failed(failure) }
       }
     }
+    state.withLock { $0.seen = $0.disk }
     actions.forEach { $0() }
   }
 
