@@ -37,3 +37,28 @@ extension Scheduler {
 struct ScheduledValue<Value>: @unchecked Sendable {
   let value: Value
 }
+
+/// A ``ScheduledTarget`` held weakly by a scheduled action, for operators whose timers may
+/// outlive the stream (`timeout`, `collect(_:options:)`): the action does nothing once the
+/// operator is gone.
+final class WeakTarget<Payload>: Sendable {
+  // `weak let` needs Swift 6.2; the reference is written once, in init.
+  private let reference: WeakReference
+
+  init(_ target: any ScheduledTarget<Payload>) {
+    reference = WeakReference(target)
+  }
+
+  func receiveScheduled(_ payload: Payload) {
+    (reference.object as? any ScheduledTarget<Payload>)?.receiveScheduled(payload)
+  }
+}
+
+/// A weak reference that is written once, in init.
+// @unchecked Sendable: no lock is needed because `object` is only written in init; loading a
+// `weak` reference is atomic.
+final class WeakReference: @unchecked Sendable {
+  weak var object: AnyObject?
+
+  init(_ object: AnyObject) { self.object = object }
+}
