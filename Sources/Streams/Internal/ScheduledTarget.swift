@@ -38,9 +38,9 @@ struct ScheduledValue<Value>: @unchecked Sendable {
   let value: Value
 }
 
-/// A ``ScheduledTarget`` held weakly by a scheduled action, for operators whose timers may
-/// outlive the stream (`timeout`, `collect(_:options:)`): the action does nothing once the
-/// operator is gone.
+/// A ``ScheduledTarget`` held weakly by a scheduled action or an observer, for operators and
+/// sources whose timers may outlive the stream (`timeout`, `collect(_:options:)`, timers,
+/// notification observers): the action does nothing once the target is gone.
 final class WeakTarget<Payload>: Sendable {
   // `weak let` needs Swift 6.2; the reference is written once, in init.
   private let reference: WeakReference
