@@ -7,7 +7,7 @@ extension Timer {
   /// The publisher is connectable: nothing happens until `connect()`, or use
   /// `autoconnect()`. The run loop must be running (on Linux, nothing runs the main run loop
   /// unless your program does); for a timer that needs no run loop use
-  /// ``Publishers/Interval`` on a `DispatchQueue`.
+  /// `Publishers.Interval` on a `DispatchQueue`.
   ///
   /// ```swift
   /// Timer.publish(every: 1, on: .main, in: .common).autoconnect().sink { print($0) }
@@ -41,7 +41,7 @@ extension Timer {
     private let ticks = PassthroughSubject<Date, Never>()
 
     /// Creates a publisher for a timer on `runLoop` in `mode`; see
-    /// ``Foundation/Timer/publish(every:tolerance:on:in:options:)``.
+    /// `Timer.publish(every:tolerance:on:in:options:)`.
     public init(
       interval: TimeInterval, tolerance: TimeInterval? = nil, runLoop: RunLoop,
       mode: RunLoop.Mode, options: RunLoop.TimerOptions? = nil
@@ -90,7 +90,7 @@ final class TimerConnection: Cancellable {
 }
 
 extension RunLoop {
-  /// Options for ``Foundation/Timer/publish(every:tolerance:on:in:options:)``; none are
+  /// Options for `Timer.publish(every:tolerance:on:in:options:)`; none are
   /// defined (Combine's `RunLoop.SchedulerOptions` has none either).
   public struct TimerOptions: Sendable {
     /// Creates the empty options.

@@ -144,7 +144,7 @@ final class ReducingStage<Input, UpstreamFailure: Error, Downstream: Subscriber>
   }
 }
 
-/// The lock-protected bookkeeping of a ``ReducingStage``, kept apart from its generic types.
+/// The lock-protected bookkeeping of a `ReducingStage`, kept apart from its generic types.
 @usableFromInline
 struct ReducingControl {
   @usableFromInline var upstream = SubscriptionStatus.awaiting

@@ -1,6 +1,6 @@
 /// An operator that scheduler actions call back into, with a payload.
 ///
-/// Time-based operators hand work to a ``Scheduler`` as `@Sendable` closures. A closure that
+/// Time-based operators hand work to a `Scheduler` as `@Sendable` closures. A closure that
 /// captured the operator's own generic type would capture its subscriber's metatype, which is
 /// not `Sendable` (Swift 6.2's `SendableMetatype` checking warns about it); capturing the
 /// operator as this existential, named by its payload type only, does not.

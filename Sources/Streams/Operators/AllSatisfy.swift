@@ -12,7 +12,7 @@ extension Publisher {
     }
   }
 
-  /// Like ``allSatisfy(_:)``, with a predicate that may throw: a thrown error fails the
+  /// Like `allSatisfy(_:)`, with a predicate that may throw: a thrown error fails the
   /// stream and cancels upstream.
   @inlinable public func tryAllSatisfy(
     _ predicate: @escaping @Sendable (Output) throws -> Bool

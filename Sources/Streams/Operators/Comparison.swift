@@ -47,7 +47,7 @@ extension Publisher {
     }
   }
 
-  /// Like ``min(by:)``, with an ordering that may throw: a thrown error fails the stream.
+  /// Like `min(by:)`, with an ordering that may throw: a thrown error fails the stream.
   @inlinable public func tryMin(
     by areInIncreasingOrder: @escaping @Sendable (Output, Output) throws -> Bool
   ) -> Publishers.TryReduce<Self, Output> {
@@ -58,7 +58,7 @@ extension Publisher {
     }
   }
 
-  /// Like ``max(by:)``, with an ordering that may throw: a thrown error fails the stream.
+  /// Like `max(by:)`, with an ordering that may throw: a thrown error fails the stream.
   @inlinable public func tryMax(
     by areInIncreasingOrder: @escaping @Sendable (Output, Output) throws -> Bool
   ) -> Publishers.TryReduce<Self, Output> {

@@ -23,7 +23,7 @@ extension Publisher {
     }
   }
 
-  /// Like ``contains(where:)``, with a predicate that may throw: a thrown error fails the
+  /// Like `contains(where:)`, with a predicate that may throw: a thrown error fails the
   /// stream and cancels upstream.
   @inlinable public func tryContains(
     where predicate: @escaping @Sendable (Output) throws -> Bool

@@ -17,7 +17,7 @@ extension Publisher {
     }
   }
 
-  /// Like ``reduce(_:_:)``, with a closure that may throw: a thrown error fails the stream
+  /// Like `reduce(_:_:)`, with a closure that may throw: a thrown error fails the stream
   /// and cancels upstream.
   @inlinable public func tryReduce<T>(
     _ initialResult: T, _ nextPartialResult: @escaping @Sendable (T, Output) throws -> T
@@ -85,7 +85,7 @@ extension Publishers {
     @usableFromInline let initial: Output?
     @usableFromInline let step: (inout Output?, Upstream.Output) throws -> Bool
 
-    /// Creates a reducing publisher whose `step` may throw; see ``Reduce``.
+    /// Creates a reducing publisher whose `step` may throw; see `Reduce`.
     @inlinable public init(
       upstream: Upstream, initial: Output?,
       step: @escaping (inout Output?, Upstream.Output) throws -> Bool

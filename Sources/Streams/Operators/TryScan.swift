@@ -1,5 +1,5 @@
 extension Publisher {
-  /// Like ``scan(_:_:)``, with a closure that may throw: a thrown error fails the stream and
+  /// Like `scan(_:_:)`, with a closure that may throw: a thrown error fails the stream and
   /// cancels upstream.
   @inlinable public func tryScan<T>(
     _ initialResult: T, _ nextPartialResult: @escaping @Sendable (T, Output) throws -> T

@@ -1,8 +1,8 @@
 /// A publisher that starts producing only when told to connect, so that several subscribers
 /// can attach first.
 ///
-/// `Timer.publish(every:tolerance:on:in:options:)` returns one. Call ``connect()`` yourself,
-/// or use ``autoconnect()`` to connect with the first subscriber.
+/// `Timer.publish(every:tolerance:on:in:options:)` returns one. Call `connect()` yourself,
+/// or use `autoconnect()` to connect with the first subscriber.
 public protocol ConnectablePublisher<Output, Failure>: Publisher {
   /// Starts the publisher; cancelling the result stops it.
   func connect() -> any Cancellable

@@ -1,7 +1,7 @@
 extension Publishers {
   /// A timer that needs no run loop: it publishes the scheduler's time every `interval`,
-  /// from a repeating action on a ``Scheduler`` (a `DispatchQueue` in production, a
-  /// ``TestScheduler`` in tests).
+  /// from a repeating action on a `Scheduler` (a `DispatchQueue` in production, a
+  /// `TestScheduler` in tests).
   ///
   /// Each subscription has its own timer, which starts with the subscriber's first demand;
   /// a tick that finds no demand is dropped, as Combine's timers do. It never completes;
