@@ -272,16 +272,16 @@ final class MergeCore<Downstream: Subscriber>: Subscription, FanInCore {
 
   @inlinable
   func child(_ id: Int, received input: Input) {
-    let deliver = state.withLock { state -> Bool in
-      guard !state.isTerminal, state.children[id] != nil else { return false }
+    let claim = state.withLock { state -> SerializedDownstream<Downstream>.Claim in
+      guard !state.isTerminal, state.children[id] != nil else { return .none }
       guard state.demand > .none, state.buffer.isEmpty else {
         state.buffer.append(input)
-        return false
+        return .none
       }
       state.demand -= 1
-      return downstream.enqueue(.value(input))
+      return downstream.enqueue(value: input)
     }
-    if deliver { addDemand(downstream.deliver()) }
+    addDemand(downstream.complete(claim, value: input))
   }
 
   @inlinable

@@ -208,12 +208,12 @@ where Downstream.Input == Inner.Output, Downstream.Failure == Inner.Failure {
   }
 
   fileprivate func child(_ id: Int, received input: Downstream.Input) {
-    let deliver = state.withLock { state -> Bool in
-      guard !state.isTerminal, state.currentID == id, state.demand > .none else { return false }
+    let claim = state.withLock { state -> SerializedDownstream<Downstream>.Claim in
+      guard !state.isTerminal, state.currentID == id, state.demand > .none else { return .none }
       state.demand -= 1
-      return downstream.enqueue(.value(input))
+      return downstream.enqueue(value: input)
     }
-    if deliver { addDemand(downstream.deliver()) }
+    addDemand(downstream.complete(claim, value: input))
   }
 
   fileprivate func child(_ id: Int, completedWith completion: Subscribers.Completion<Failure>) {
