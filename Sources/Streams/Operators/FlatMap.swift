@@ -116,7 +116,7 @@ extension Publishers {
       // subject upstream calls it unspecialised), and a child subscribed from there would run
       // every one of its values through unspecialised generic code (metadata lookups in
       // `MergeCore` and `SerializedDownstream` on every value).
-      let subscribeChild: (NewPublisher) -> (() -> Void)? = { core.subscribeChild($0) }
+      let subscribeChild: (NewPublisher) -> Void = { core.subscribeChildNow($0) }
       upstream.subscribe(
         FlatMapOuter<Upstream, NewPublisher, S>(
           core: core, maxPublishers: maxPublishers, transform: transform,
@@ -142,14 +142,14 @@ where
   @usableFromInline let core: MergeCore<Downstream>
   @usableFromInline let maxPublishers: Subscribers.Demand
   @usableFromInline let transform: @Sendable (Input) -> NewPublisher
-  /// `core.subscribeChild`, specialised where the publisher was subscribed to.
-  @usableFromInline let subscribeChild: (NewPublisher) -> (() -> Void)?
+  /// `core.subscribeChildNow`, specialised where the publisher was subscribed to.
+  @usableFromInline let subscribeChild: (NewPublisher) -> Void
 
   @inlinable
   init(
     core: MergeCore<Downstream>, maxPublishers: Subscribers.Demand,
     transform: @escaping @Sendable (Input) -> NewPublisher,
-    subscribeChild: @escaping (NewPublisher) -> (() -> Void)?
+    subscribeChild: @escaping (NewPublisher) -> Void
   ) {
     self.core = core
     self.maxPublishers = maxPublishers
@@ -170,7 +170,7 @@ where
   @inlinable
   func receive(_ input: Input) -> Subscribers.Demand {
     guard !core.isTerminal else { return .none }
-    subscribeChild(transform(input))?()
+    subscribeChild(transform(input))
     return .none
   }
 

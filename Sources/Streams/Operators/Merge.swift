@@ -191,6 +191,22 @@ final class MergeCore<Downstream: Subscriber>: Subscription, FanInCore {
   @inlinable
   func subscribeChild<P: Publisher>(_ publisher: P) -> (() -> Void)?
   where P.Output == Input, P.Failure == Failure {
+    guard let side = reserveChild() else { return nil }
+    return { publisher.subscribe(side) }
+  }
+
+  /// Reserves a child slot for `publisher` and subscribes to it at once (flatMap); does
+  /// nothing if the core already ended. Call without holding a lock.
+  @inlinable
+  func subscribeChildNow<P: Publisher>(_ publisher: P)
+  where P.Output == Input, P.Failure == Failure {
+    guard let side = reserveChild() else { return }
+    publisher.subscribe(side)
+  }
+
+  /// Reserves a child slot and returns the subscriber for it, or `nil` if the core ended.
+  @inlinable
+  func reserveChild() -> FanInSide<Input, Failure>? {
     let id = state.withLock { state -> Int? in
       guard !state.isTerminal else { return nil }
       defer { state.nextChild += 1 }
@@ -198,8 +214,7 @@ final class MergeCore<Downstream: Subscriber>: Subscription, FanInCore {
       return state.nextChild
     }
     guard let id else { return nil }
-    let side: FanInSide<Input, Failure> = subscriber(forSide: id)
-    return { publisher.subscribe(side) }
+    return subscriber(forSide: id)
   }
 
   /// No more children will be added; the core finishes when the last one does.
