@@ -41,24 +41,17 @@ struct ScheduledValue<Value>: @unchecked Sendable {
 /// A ``ScheduledTarget`` held weakly by a scheduled action or an observer, for operators and
 /// sources whose timers may outlive the stream (`timeout`, `collect(_:options:)`, timers,
 /// notification observers): the action does nothing once the target is gone.
-final class WeakTarget<Payload>: Sendable {
-  // `weak let` needs Swift 6.2; the reference is written once, in init.
-  private let reference: WeakReference
+// @unchecked Sendable: no lock is needed because `target` is only written in init; loading a
+// `weak` reference is atomic. (A weak existential of the target's own protocol: casting an
+// `AnyObject` back to `any ScheduledTarget<Payload>` on every tick costs microseconds.)
+final class WeakTarget<Payload>: @unchecked Sendable {
+  private weak var target: (any ScheduledTarget<Payload>)?
 
   init(_ target: any ScheduledTarget<Payload>) {
-    reference = WeakReference(target)
+    self.target = target
   }
 
   func receiveScheduled(_ payload: Payload) {
-    (reference.object as? any ScheduledTarget<Payload>)?.receiveScheduled(payload)
+    target?.receiveScheduled(payload)
   }
-}
-
-/// A weak reference that is written once, in init.
-// @unchecked Sendable: no lock is needed because `object` is only written in init; loading a
-// `weak` reference is atomic.
-final class WeakReference: @unchecked Sendable {
-  weak var object: AnyObject?
-
-  init(_ object: AnyObject) { self.object = object }
 }
