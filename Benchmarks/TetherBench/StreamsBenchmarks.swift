@@ -63,6 +63,52 @@ func streamsBenchmarks() -> [Benchmark] {
       return total.value
     },
     Benchmark(
+      "streams.sequence-flatmap-merge-sink", baseline: "streams.subject-sink",
+      note: "Publishers.Sequence([a, b]).flatMap { $0 } fed by two subjects, per value",
+      operations: 1_000_000
+    ) { n in
+      let a = PassthroughSubject<UInt64, Never>()
+      let b = PassthroughSubject<UInt64, Never>()
+      let total = BenchTotal()
+      let cancellable = Publishers.Sequence<[PassthroughSubject<UInt64, Never>], Never>(
+        sequence: [a, b]
+      ).flatMap { $0 }.sink { total.add($0) }
+      for i in 0..<n { (i & 1 == 0 ? a : b).send(UInt64(i)) }
+      cancellable.cancel()
+      return total.value
+    },
+    Benchmark(
+      "streams.switchtolatest-sink", baseline: "streams.subject-sink",
+      note: "a new inner subject every 100 values, per value", operations: 1_000_000
+    ) { n in
+      let outer = PassthroughSubject<PassthroughSubject<UInt64, Never>, Never>()
+      let total = BenchTotal()
+      let cancellable = outer.switchToLatest().sink { total.add($0) }
+      var inner = PassthroughSubject<UInt64, Never>()
+      for i in 0..<n {
+        if i % 100 == 0 {
+          inner = PassthroughSubject()
+          outer.send(inner)
+        }
+        inner.send(UInt64(i))
+      }
+      cancellable.cancel()
+      return total.value
+    },
+    Benchmark(
+      "streams.timer-tick", baseline: "streams.subject-sink",
+      note: "Publishers.Interval on a TestScheduler into a sink, per tick (scheduler included)",
+      operations: 200_000
+    ) { n in
+      let scheduler = TestScheduler()
+      let total = BenchTotal()
+      let cancellable = Publishers.Interval(every: .nanoseconds(1), scheduler: scheduler)
+        .sink { _ in total.add(1) }
+      scheduler.advance(by: .nanoseconds(n))
+      cancellable.cancel()
+      return total.value
+    },
+    Benchmark(
       "streams.chain12-subscribe-cancel", baseline: "baseline.mutex-increment",
       note: "target <= 5000 ns", operations: 20_000
     ) { n in

@@ -24,10 +24,13 @@ extension FanInCore {
   /// unspecialised code, which then needs no generic metadata to call into the core.
   @inlinable
   func subscriber<Input>(forSide index: Int) -> FanInSide<Input, Failure> {
+    // Each closure captures only the core, so the core is its context: no closure context
+    // is allocated (a capture of the core and the index would allocate one per closure).
     FanInSide(
-      subscription: { self.side(index, received: $0) },
-      value: { self.side(index, received: $0) },
-      completion: { self.side(index, completedWith: $0) })
+      index: index,
+      subscription: { self.side($0, received: $1) },
+      value: { self.side($0, received: $1) },
+      completion: { self.side($0, completedWith: $1) })
   }
 }
 
@@ -35,15 +38,19 @@ extension FanInCore {
 /// the side's index; the core decides demand, so a value never adds any here.
 @usableFromInline
 final class FanInSide<Input, Failure: Error>: Subscriber {
-  @usableFromInline let onSubscription: (any Subscription) -> Void
-  @usableFromInline let onValue: (Input) -> Void
-  @usableFromInline let onCompletion: (Subscribers.Completion<Failure>) -> Void
+  @usableFromInline let index: Int
+  @usableFromInline let onSubscription: (Int, any Subscription) -> Void
+  @usableFromInline let onValue: (Int, Input) -> Void
+  @usableFromInline let onCompletion: (Int, Subscribers.Completion<Failure>) -> Void
 
   @inlinable
   init(
-    subscription: @escaping (any Subscription) -> Void, value: @escaping (Input) -> Void,
-    completion: @escaping (Subscribers.Completion<Failure>) -> Void
+    index: Int,
+    subscription: @escaping (Int, any Subscription) -> Void,
+    value: @escaping (Int, Input) -> Void,
+    completion: @escaping (Int, Subscribers.Completion<Failure>) -> Void
   ) {
+    self.index = index
     onSubscription = subscription
     onValue = value
     onCompletion = completion
@@ -51,17 +58,17 @@ final class FanInSide<Input, Failure: Error>: Subscriber {
 
   @inlinable
   func receive(subscription: any Subscription) {
-    onSubscription(subscription)
+    onSubscription(index, subscription)
   }
 
   @inlinable
   func receive(_ input: Input) -> Subscribers.Demand {
-    onValue(input)
+    onValue(index, input)
     return .none
   }
 
   @inlinable
   func receive(completion: Subscribers.Completion<Failure>) {
-    onCompletion(completion)
+    onCompletion(index, completion)
   }
 }

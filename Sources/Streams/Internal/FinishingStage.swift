@@ -1,4 +1,5 @@
-/// The stage behind `prefix`, `first` and `first(where:)`: it forwards elements and may end
+/// The stage behind `prefix`, `prefix(while:)`, `first`, `first(where:)`, `drop(while:)` and
+/// `output(in:)`: it forwards elements and may end
 /// the stream early, cancelling upstream.
 ///
 /// It is the downstream's subscription (through `link`, a Mutex) so that it knows when the
@@ -20,6 +21,8 @@ final class FinishingStage<Downstream: Subscriber>: Subscriber, Subscription,
     case forwardAndFinish
     /// Drop the element and ask for another.
     case skip
+    /// Drop the element and finish.
+    case finish
   }
 
   @usableFromInline let downstream: Downstream
@@ -64,6 +67,12 @@ final class FinishingStage<Downstream: Subscriber>: Subscriber, Subscription,
       return .none
     case .skip:
       return .max(1)
+    case .finish:
+      if case .some(let subscription) = link.take() {
+        subscription?.cancel()
+        downstream.receive(completion: .finished)
+      }
+      return .none
     }
   }
 

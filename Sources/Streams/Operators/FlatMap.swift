@@ -110,10 +110,17 @@ extension Publishers {
     @inlinable
     public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
+      let core = MergeCore(subscriber, isOpen: true)
+      // Made here, where every type is known, so that it runs specialised: the outer
+      // subscriber is often reached through the `Subscriber` protocol (a `Sequence` or a
+      // subject upstream calls it unspecialised), and a child subscribed from there would run
+      // every one of its values through unspecialised generic code (metadata lookups in
+      // `MergeCore` and `SerializedDownstream` on every value).
+      let subscribeChild: (NewPublisher) -> Void = { core.subscribeChildNow($0) }
       upstream.subscribe(
         FlatMapOuter<Upstream, NewPublisher, S>(
-          core: MergeCore(subscriber, isOpen: true), maxPublishers: maxPublishers,
-          transform: transform))
+          core: core, maxPublishers: maxPublishers, transform: transform,
+          subscribeChild: subscribeChild))
     }
   }
 }
@@ -135,15 +142,19 @@ where
   @usableFromInline let core: MergeCore<Downstream>
   @usableFromInline let maxPublishers: Subscribers.Demand
   @usableFromInline let transform: @Sendable (Input) -> NewPublisher
+  /// `core.subscribeChildNow`, specialised where the publisher was subscribed to.
+  @usableFromInline let subscribeChild: (NewPublisher) -> Void
 
   @inlinable
   init(
     core: MergeCore<Downstream>, maxPublishers: Subscribers.Demand,
-    transform: @escaping @Sendable (Input) -> NewPublisher
+    transform: @escaping @Sendable (Input) -> NewPublisher,
+    subscribeChild: @escaping (NewPublisher) -> Void
   ) {
     self.core = core
     self.maxPublishers = maxPublishers
     self.transform = transform
+    self.subscribeChild = subscribeChild
   }
 
   @inlinable
@@ -159,7 +170,7 @@ where
   @inlinable
   func receive(_ input: Input) -> Subscribers.Demand {
     guard !core.isTerminal else { return .none }
-    core.subscribeChild(transform(input))?()
+    subscribeChild(transform(input))
     return .none
   }
 

@@ -191,6 +191,22 @@ final class MergeCore<Downstream: Subscriber>: Subscription, FanInCore {
   @inlinable
   func subscribeChild<P: Publisher>(_ publisher: P) -> (() -> Void)?
   where P.Output == Input, P.Failure == Failure {
+    guard let side = reserveChild() else { return nil }
+    return { publisher.subscribe(side) }
+  }
+
+  /// Reserves a child slot for `publisher` and subscribes to it at once (flatMap); does
+  /// nothing if the core already ended. Call without holding a lock.
+  @inlinable
+  func subscribeChildNow<P: Publisher>(_ publisher: P)
+  where P.Output == Input, P.Failure == Failure {
+    guard let side = reserveChild() else { return }
+    publisher.subscribe(side)
+  }
+
+  /// Reserves a child slot and returns the subscriber for it, or `nil` if the core ended.
+  @inlinable
+  func reserveChild() -> FanInSide<Input, Failure>? {
     let id = state.withLock { state -> Int? in
       guard !state.isTerminal else { return nil }
       defer { state.nextChild += 1 }
@@ -198,8 +214,7 @@ final class MergeCore<Downstream: Subscriber>: Subscription, FanInCore {
       return state.nextChild
     }
     guard let id else { return nil }
-    let side: FanInSide<Input, Failure> = subscriber(forSide: id)
-    return { publisher.subscribe(side) }
+    return subscriber(forSide: id)
   }
 
   /// No more children will be added; the core finishes when the last one does.
@@ -272,16 +287,16 @@ final class MergeCore<Downstream: Subscriber>: Subscription, FanInCore {
 
   @inlinable
   func child(_ id: Int, received input: Input) {
-    let deliver = state.withLock { state -> Bool in
-      guard !state.isTerminal, state.children[id] != nil else { return false }
+    let claim = state.withLock { state -> SerializedDownstream<Downstream>.Claim in
+      guard !state.isTerminal, state.children[id] != nil else { return .none }
       guard state.demand > .none, state.buffer.isEmpty else {
         state.buffer.append(input)
-        return false
+        return .none
       }
       state.demand -= 1
-      return downstream.enqueue(.value(input))
+      return downstream.enqueue(value: input)
     }
-    if deliver { addDemand(downstream.deliver()) }
+    addDemand(downstream.complete(claim, value: input))
   }
 
   @inlinable

@@ -91,38 +91,41 @@ extension Publishers {
 
     /// Attaches the subscriber through a subscription that follows the latest inner
     /// publisher.
-    public func receive<S: Subscriber>(subscriber: S)
+    @inlinable public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
       upstream.subscribe(SwitchToLatestInner<P, S>(subscriber))
     }
   }
 }
 
-private final class SwitchToLatestInner<Inner: Publisher, Downstream: Subscriber>: Subscriber,
+@usableFromInline
+final class SwitchToLatestInner<Inner: Publisher, Downstream: Subscriber>: Subscriber,
   Subscription
 where Downstream.Input == Inner.Output, Downstream.Failure == Inner.Failure {
-  typealias Input = Inner
-  typealias Failure = Inner.Failure
+  @usableFromInline typealias Input = Inner
+  @usableFromInline typealias Failure = Inner.Failure
 
-  private struct State {
-    var outer: (any Subscription)?
-    var isOuterFinished = false
+  @usableFromInline struct State {
+    @usableFromInline var outer: (any Subscription)?
+    @usableFromInline var isOuterFinished = false
     /// The id of the latest inner publisher, and its subscription once it arrived.
-    var currentID = 0
-    var hasCurrent = false
-    var current: (any Subscription)?
-    var demand = Subscribers.Demand.none
-    var isTerminal = false
+    @usableFromInline var currentID = 0
+    @usableFromInline var hasCurrent = false
+    @usableFromInline var current: (any Subscription)?
+    @usableFromInline var demand = Subscribers.Demand.none
+    @usableFromInline var isTerminal = false
+
+    @inlinable init() {}
   }
 
-  private let downstream: SerializedDownstream<Downstream>
-  private let state = Locked(State())
+  @usableFromInline let downstream: SerializedDownstream<Downstream>
+  @usableFromInline let state = Locked(State())
 
-  init(_ downstream: Downstream) {
+  @inlinable init(_ downstream: Downstream) {
     self.downstream = SerializedDownstream(downstream)
   }
 
-  func receive(subscription: any Subscription) {
+  @inlinable func receive(subscription: any Subscription) {
     let kept = state.withLock { state in
       guard !state.isTerminal, state.outer == nil else { return false }
       state.outer = subscription
@@ -136,7 +139,7 @@ where Downstream.Input == Inner.Output, Downstream.Failure == Inner.Failure {
     subscription.request(.unlimited)
   }
 
-  func receive(_ input: Inner) -> Subscribers.Demand {
+  @inlinable func receive(_ input: Inner) -> Subscribers.Demand {
     let switched = state.withLock { state -> (id: Int, previous: (any Subscription)?)? in
       guard !state.isTerminal else { return nil }
       state.currentID += 1
@@ -150,7 +153,7 @@ where Downstream.Input == Inner.Output, Downstream.Failure == Inner.Failure {
     return .none
   }
 
-  func receive(completion: Subscribers.Completion<Failure>) {
+  @inlinable func receive(completion: Subscribers.Completion<Failure>) {
     let (deliver, current) = state.withLock { state -> (Bool, (any Subscription)?) in
       guard !state.isTerminal else { return (false, nil) }
       state.outer = nil
@@ -166,7 +169,7 @@ where Downstream.Input == Inner.Output, Downstream.Failure == Inner.Failure {
     if deliver { _ = downstream.deliver() }
   }
 
-  func request(_ demand: Subscribers.Demand) {
+  @inlinable func request(_ demand: Subscribers.Demand) {
     guard demand > .none else { return }
     let current = state.withLock { state -> (any Subscription)? in
       guard !state.isTerminal else { return nil }
@@ -176,7 +179,7 @@ where Downstream.Input == Inner.Output, Downstream.Failure == Inner.Failure {
     current?.request(demand)
   }
 
-  func cancel() {
+  @inlinable func cancel() {
     let (outer, current) = state.withLock {
       state -> ((any Subscription)?, (any Subscription)?) in
       guard !state.isTerminal else { return (nil, nil) }
@@ -194,7 +197,7 @@ where Downstream.Input == Inner.Output, Downstream.Failure == Inner.Failure {
 
   // MARK: Inner publisher events
 
-  fileprivate func child(_ id: Int, received subscription: any Subscription) {
+  @inlinable func child(_ id: Int, received subscription: any Subscription) {
     let demand = state.withLock { state -> Subscribers.Demand? in
       guard !state.isTerminal, state.currentID == id, state.current == nil else { return nil }
       state.current = subscription
@@ -207,16 +210,16 @@ where Downstream.Input == Inner.Output, Downstream.Failure == Inner.Failure {
     if demand > .none { subscription.request(demand) }
   }
 
-  fileprivate func child(_ id: Int, received input: Downstream.Input) {
-    let deliver = state.withLock { state -> Bool in
-      guard !state.isTerminal, state.currentID == id, state.demand > .none else { return false }
+  @inlinable func child(_ id: Int, received input: Downstream.Input) {
+    let claim = state.withLock { state -> SerializedDownstream<Downstream>.Claim in
+      guard !state.isTerminal, state.currentID == id, state.demand > .none else { return .none }
       state.demand -= 1
-      return downstream.enqueue(.value(input))
+      return downstream.enqueue(value: input)
     }
-    if deliver { addDemand(downstream.deliver()) }
+    addDemand(downstream.complete(claim, value: input))
   }
 
-  fileprivate func child(_ id: Int, completedWith completion: Subscribers.Completion<Failure>) {
+  @inlinable func child(_ id: Int, completedWith completion: Subscribers.Completion<Failure>) {
     let (deliver, outer) = state.withLock { state -> (Bool, (any Subscription)?) in
       guard !state.isTerminal, state.currentID == id else { return (false, nil) }
       state.current = nil
@@ -232,11 +235,11 @@ where Downstream.Input == Inner.Output, Downstream.Failure == Inner.Failure {
     if deliver { _ = downstream.deliver() }
   }
 
-  private func addDemand(_ demand: Subscribers.Demand) {
+  @inlinable func addDemand(_ demand: Subscribers.Demand) {
     request(demand)
   }
 
-  private func finishLocked(_ state: inout State) -> Bool {
+  @inlinable func finishLocked(_ state: inout State) -> Bool {
     guard state.isOuterFinished, !state.hasCurrent else { return false }
     state.isTerminal = true
     return downstream.enqueue(.completion(.finished))
@@ -244,29 +247,30 @@ where Downstream.Input == Inner.Output, Downstream.Failure == Inner.Failure {
 }
 
 /// Subscribes a `SwitchToLatestInner` to one inner publisher.
-private final class SwitchToLatestChild<Inner: Publisher, Downstream: Subscriber>: Subscriber
+@usableFromInline
+final class SwitchToLatestChild<Inner: Publisher, Downstream: Subscriber>: Subscriber
 where Downstream.Input == Inner.Output, Downstream.Failure == Inner.Failure {
-  typealias Input = Inner.Output
-  typealias Failure = Inner.Failure
+  @usableFromInline typealias Input = Inner.Output
+  @usableFromInline typealias Failure = Inner.Failure
 
-  private let parent: SwitchToLatestInner<Inner, Downstream>
-  private let id: Int
+  @usableFromInline let parent: SwitchToLatestInner<Inner, Downstream>
+  @usableFromInline let id: Int
 
-  init(parent: SwitchToLatestInner<Inner, Downstream>, id: Int) {
+  @inlinable init(parent: SwitchToLatestInner<Inner, Downstream>, id: Int) {
     self.parent = parent
     self.id = id
   }
 
-  func receive(subscription: any Subscription) {
+  @inlinable func receive(subscription: any Subscription) {
     parent.child(id, received: subscription)
   }
 
-  func receive(_ input: Input) -> Subscribers.Demand {
+  @inlinable func receive(_ input: Input) -> Subscribers.Demand {
     parent.child(id, received: input)
     return .none
   }
 
-  func receive(completion: Subscribers.Completion<Failure>) {
+  @inlinable func receive(completion: Subscribers.Completion<Failure>) {
     parent.child(id, completedWith: completion)
   }
 }

@@ -11,10 +11,11 @@ public struct Just<Output>: Publisher {
   public let output: Output
 
   /// Creates a publisher that emits `output` once, then finishes.
-  public init(_ output: Output) { self.output = output }
+  @inlinable public init(_ output: Output) { self.output = output }
 
   /// Attaches the subscriber and delivers the value on its first demand.
-  public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Never {
+  @inlinable public func receive<S: Subscriber>(subscriber: S)
+  where S.Input == Output, S.Failure == Never {
     let subscription = SingleValueSubscription(subscriber, value: output)
     subscriber.receive(subscription: subscription)
   }
@@ -24,43 +25,59 @@ extension Just: Sendable where Output: Sendable {}
 extension Just: Equatable where Output: Equatable {}
 
 /// Delivers one value (or only a completion) on the first positive demand, then finishes.
-final class SingleValueSubscription<S: Subscriber>: Subscription, @unchecked Sendable {
-  // @unchecked: the subscriber and the value live in `state`, a Mutex, and leave it once.
-  private enum Phase {
-    case pending(S, S.Input?)
-    case delivering
-    case done
+///
+/// Not generic: `request` and `cancel` arrive through `any Subscription`, where generic code
+/// runs unspecialised and looks up metadata on every call. What needs the subscriber's type
+/// (delivering the value and the completion) is a closure made in `init`, which is inlined
+/// where the subscriber's type is known, so it runs specialised.
+@usableFromInline
+final class SingleValueSubscription: Subscription {
+  @usableFromInline typealias Emit = (SingleValueSubscription) -> Void
+
+  /// The lock-protected state: the delivery closure (which holds the subscriber and the
+  /// value) until it is taken or cancelled.
+  @usableFromInline struct State {
+    @usableFromInline var emit: Emit?
+    @usableFromInline var isDelivering = false
+
+    @inlinable init(emit: @escaping Emit) { self.emit = emit }
   }
 
-  private let state: Locked<Phase>
+  @usableFromInline let state: Locked<State>
 
-  init(_ subscriber: S, value: S.Input?) {
-    state = Locked(.pending(subscriber, value))
+  @inlinable init<S: Subscriber>(_ subscriber: S, value: S.Input?) {
+    state = Locked(
+      State { subscription in
+        if let value { _ = subscriber.receive(value) }
+        // The subscriber may have cancelled while receiving the value.
+        if subscription.endDelivery() { subscriber.receive(completion: .finished) }
+      })
   }
 
-  func request(_ demand: Subscribers.Demand) {
+  @usableFromInline func request(_ demand: Subscribers.Demand) {
     guard demand > 0 else { return }
-    let pending: (S, S.Input?)? = state.withLock { phase in
-      guard case .pending(let subscriber, let value) = phase else { return nil }
-      phase = .delivering
-      return (subscriber, value)
+    let emit = state.withLock { state -> Emit? in
+      defer { state.emit = nil }
+      if state.emit != nil { state.isDelivering = true }
+      return state.emit
     }
-    guard let (subscriber, value) = pending else { return }
-    if let value { _ = subscriber.receive(value) }
-    // The subscriber may have cancelled while receiving the value.
-    let stillLive = state.withLock { phase in
-      guard case .delivering = phase else { return false }
-      phase = .done
-      return true
-    }
-    if stillLive { subscriber.receive(completion: .finished) }
+    emit?(self)
   }
 
-  func cancel() {
+  /// The value was delivered; `true` if the subscriber did not cancel meanwhile.
+  @usableFromInline func endDelivery() -> Bool {
+    state.withLock { state in
+      defer { state.isDelivering = false }
+      return state.isDelivering
+    }
+  }
+
+  @usableFromInline func cancel() {
     // Moved out so that the subscriber's last release happens after the lock.
-    let released = state.withLock { phase in
-      defer { phase = .done }
-      return phase
+    let released = state.withLock { state -> Emit? in
+      state.isDelivering = false
+      defer { state.emit = nil }
+      return state.emit
     }
     _ = released
   }

@@ -4,7 +4,7 @@ extension Sequence {
   /// ```swift
   /// let cancellable = [1, 2, 3].publisher.sink { print($0) }
   /// ```
-  public var publisher: Publishers.Sequence<Self, Never> {
+  @inlinable public var publisher: Publishers.Sequence<Self, Never> {
     Publishers.Sequence(sequence: self)
   }
 }
@@ -20,10 +20,10 @@ extension Publishers {
     public let sequence: Elements
 
     /// Creates a publisher for a sequence of elements.
-    public init(sequence: Elements) { self.sequence = sequence }
+    @inlinable public init(sequence: Elements) { self.sequence = sequence }
 
     /// Attaches the subscriber; elements are produced as it asks for them.
-    public func receive<S: Subscriber>(subscriber: S)
+    @inlinable public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
       var iterator = sequence.makeIterator()
       guard let first = iterator.next() else {
@@ -37,71 +37,91 @@ extension Publishers {
   }
 }
 
-/// Emits a sequence's elements while demand lasts.
+/// Emits a sequence's elements within demand, then finishes.
 ///
-/// Whoever finds demand and nobody emitting becomes the emitter and loops; a request made
-/// while emitting (also re-entrantly, from inside `receive`) only adds demand, so the
-/// recursion depth stays constant and calls into the subscriber are never concurrent.
-final class SequenceSubscription<S: Subscriber, Iterator: IteratorProtocol>: Subscription,
-  @unchecked Sendable
-where Iterator.Element == S.Input {
-  // @unchecked: every stored property lives in `state`, a Mutex.
-  private struct State {
-    var downstream: S?
-    var next: S.Input?
-    var rest: Iterator
-    var demand: Subscribers.Demand = .none
-    var isEmitting = false
+/// Not generic: `request` and `cancel` arrive through `any Subscription`, where generic code
+/// runs unspecialised and looks up metadata on every call. What needs the element and
+/// subscriber types (reading the iterator, delivering) is a closure made in `init`, which is
+/// inlined where those types are known, so it runs specialised.
+@usableFromInline
+final class SequenceSubscription: Subscription {
+  /// Delivers the next element; returns the demand the subscriber added and whether that
+  /// was the last element (the completion has then been sent too).
+  @usableFromInline typealias Step = (SequenceSubscription) -> (Subscribers.Demand, Bool)
+
+  @usableFromInline struct State {
+    /// Holds the subscriber and the iterator; `nil` once finished or cancelled.
+    @usableFromInline var step: Step?
+    @usableFromInline var demand = Subscribers.Demand.none
+    @usableFromInline var isEmitting = false
+
+    @inlinable init(step: @escaping Step) { self.step = step }
   }
 
-  private let state: Locked<State>
+  @usableFromInline let state: Locked<State>
 
-  init(downstream: S, first: S.Input, rest: Iterator) {
-    state = Locked(State(downstream: downstream, next: first, rest: rest))
+  @inlinable init<S: Subscriber, Iterator: IteratorProtocol>(
+    downstream: S, first: S.Input, rest: Iterator
+  ) where Iterator.Element == S.Input {
+    // The element after the one delivered is read ahead, so the last one goes with the
+    // completion. Only the emitter (the caller that set `isEmitting`) runs the step.
+    var next: S.Input? = first
+    var rest = rest
+    state = Locked(
+      State { subscription in
+        guard let value = next else { return (.none, true) }
+        next = rest.next()
+        let more = downstream.receive(value)
+        guard next == nil else { return (more, false) }
+        // The subscriber may have cancelled while receiving the last element.
+        if subscription.isLive { downstream.receive(completion: .finished) }
+        return (.none, true)
+      })
   }
 
-  func request(_ demand: Subscribers.Demand) {
+  /// Whether the subscription is neither finished nor cancelled.
+  @usableFromInline var isLive: Bool { state.withLock { $0.step != nil } }
+
+  @usableFromInline func request(_ demand: Subscribers.Demand) {
     guard demand > 0 else { return }
-    let becameEmitter = state.withLock { state in
-      guard state.downstream != nil else { return false }
-      state.demand += demand
-      guard !state.isEmitting else { return false }
-      state.isEmitting = true
-      return true
-    }
-    guard becameEmitter else { return }
+    guard
+      let step = state.withLock({ state -> Step? in
+        guard state.step != nil else { return nil }
+        state.demand += demand
+        guard !state.isEmitting else { return nil }
+        state.isEmitting = true
+        return state.step
+      })
+    else { return }
     while true {
-      // The element after this one is read ahead, so the last one goes with the completion.
-      let step: (S, S.Input, isLast: Bool)? = state.withLock { state in
-        guard let downstream = state.downstream, state.demand > 0, let value = state.next
-        else {
+      let proceed = state.withLock { state -> Bool in
+        guard state.step != nil, state.demand > 0 else {
           state.isEmitting = false
-          return nil
+          return false
         }
         state.demand -= 1
-        state.next = state.rest.next()
-        let isLast = state.next == nil
-        if isLast { state = State(downstream: nil, next: nil, rest: state.rest) }
-        return (downstream, value, isLast)
+        return true
       }
-      guard let (downstream, value, isLast) = step else { return }
-      let more = downstream.receive(value)
+      guard proceed else { return }
+      let (more, isLast) = step(self)
       if isLast {
-        downstream.receive(completion: .finished)
+        let released = state.withLock { state -> Step? in
+          defer { state.step = nil }
+          return state.step
+        }
+        _ = released
         return
       }
       if more > 0 { state.withLock { $0.demand += more } }
     }
   }
 
-  func cancel() {
-    let downstream = state.withLock { state in
-      defer {
-        state.downstream = nil
-        state.next = nil
-      }
-      return state.downstream
+  @usableFromInline func cancel() {
+    // Moved out so that the subscriber's last release happens after the lock.
+    let released = state.withLock { state -> Step? in
+      defer { state.step = nil }
+      return state.step
     }
-    _ = downstream
+    _ = released
   }
 }

@@ -1,0 +1,134 @@
+extension Publisher {
+  /// Subscribes to the upstream publisher on the given scheduler, and sends it requests and
+  /// cancellation there too.
+  ///
+  /// Use it to move the work of starting a publisher (opening a file, a `Deferred` that
+  /// computes) off the subscribing thread. Elements still arrive on whatever thread the
+  /// upstream delivers them; use `receive(on:)` to choose that. Nothing arrives after
+  /// `cancel()` returns, although the upstream's own cancellation runs later, on the
+  /// scheduler.
+  ///
+  /// ```swift
+  /// loadReport().subscribe(on: DispatchQueue.global()).receive(on: mainQueue).sink { show($0) }
+  /// ```
+  public func subscribe<S: Scheduler>(
+    on scheduler: S, options: S.SchedulerOptions? = nil
+  ) -> Publishers.SubscribeOn<Self, S> {
+    Publishers.SubscribeOn(upstream: self, scheduler: scheduler, options: options)
+  }
+}
+
+extension Publishers {
+  /// A publisher that subscribes to, requests from and cancels its upstream on a scheduler.
+  public struct SubscribeOn<Upstream: Publisher, Context: Scheduler>: Publisher {
+    /// SubscribeOn publishes its upstream's elements.
+    public typealias Output = Upstream.Output
+    /// SubscribeOn fails when its upstream fails.
+    public typealias Failure = Upstream.Failure
+
+    /// The publisher from which this publisher receives elements.
+    public let upstream: Upstream
+    /// The scheduler on which the upstream is subscribed to, asked and cancelled.
+    public let scheduler: Context
+    /// Options for the scheduled actions.
+    public let options: Context.SchedulerOptions?
+
+    /// Creates a publisher that subscribes to `upstream` on `scheduler`.
+    public init(upstream: Upstream, scheduler: Context, options: Context.SchedulerOptions?) {
+      self.upstream = upstream
+      self.scheduler = scheduler
+      self.options = options
+    }
+
+    /// Schedules the subscription to the upstream.
+    public func receive<S: Subscriber>(subscriber: S)
+    where S.Input == Output, S.Failure == Failure {
+      let inner = SubscribeOnInner(
+        downstream: subscriber, link: ScheduledLink(scheduler: scheduler, options: options))
+      scheduler.schedule(options: options, (), to: PendingSubscription(upstream, inner))
+    }
+  }
+}
+
+/// The subscription to make on the scheduler, captured as an existential: a closure that
+/// captured the publisher and subscriber types would capture their non-`Sendable` metatypes.
+private final class PendingSubscription<Upstream: Publisher, Downstream: Subscriber>:
+  ScheduledTarget
+where Upstream.Output == Downstream.Input, Upstream.Failure == Downstream.Failure {
+  /// Taken once, by the scheduled action.
+  private let parts: Locked<(Upstream, Downstream)?>
+
+  init(_ upstream: Upstream, _ downstream: Downstream) {
+    parts = Locked((upstream, downstream))
+  }
+
+  func receiveScheduled(_: Void) {
+    guard
+      let (upstream, downstream) = parts.withLock({ parts in
+        defer { parts = nil }
+        return parts
+      })
+    else { return }
+    upstream.subscribe(downstream)
+  }
+}
+
+private final class SubscribeOnInner<Downstream: Subscriber, Context: Scheduler>: Subscriber,
+  Subscription, @unchecked Sendable
+{
+  // @unchecked: `link` is a Mutex; `downstream` is immutable and only called from the
+  // upstream's `receive` calls, which the upstream serialises.
+  typealias Input = Downstream.Input
+  typealias Failure = Downstream.Failure
+
+  private let downstream: Downstream
+  private let link: ScheduledLink<Context>
+
+  init(downstream: Downstream, link: ScheduledLink<Context>) {
+    self.downstream = downstream
+    self.link = link
+  }
+
+  func receive(subscription: any Subscription) {
+    guard link.upstream.attach(subscription) else { return }
+    downstream.receive(subscription: self)
+  }
+
+  func receive(_ input: Input) -> Subscribers.Demand {
+    guard !link.upstream.isTerminal else { return .none }
+    return downstream.receive(input)
+  }
+
+  func receive(completion: Subscribers.Completion<Failure>) {
+    guard link.upstream.finish() else { return }
+    downstream.receive(completion: completion)
+  }
+
+  func request(_ demand: Subscribers.Demand) { link.request(demand) }
+
+  func cancel() { link.cancel() }
+}
+
+/// The upstream end of `subscribe(on:)`, apart from the subscriber's generic type so that
+/// scheduled actions can capture it.
+private final class ScheduledLink<Context: Scheduler>: Sendable {
+  let upstream = UpstreamLink()
+  let scheduler: Context
+  let options: Context.SchedulerOptions?
+
+  init(scheduler: Context, options: Context.SchedulerOptions?) {
+    self.scheduler = scheduler
+    self.options = options
+  }
+
+  func request(_ demand: Subscribers.Demand) {
+    guard demand > .none else { return }
+    scheduler.schedule(options: options) { self.upstream.request(demand) }
+  }
+
+  /// Stops deliveries at once; the upstream is cancelled on the scheduler.
+  func cancel() {
+    guard case .some(.some(let subscription)) = upstream.take() else { return }
+    scheduler.schedule(options: options) { subscription.cancel() }
+  }
+}
