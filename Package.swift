@@ -8,6 +8,7 @@ let package = Package(
   products: [
     .library(name: "Streams", targets: ["Streams"]),
     .library(name: "Tether", targets: ["Tether"]),
+    .library(name: "TetherHTTP", targets: ["TetherHTTP"]),
     .library(name: "TetherRemoteConfig", targets: ["TetherRemoteConfig"]),
     .library(name: "TetherTesting", targets: ["TetherTesting"]),
     .executable(name: "tour", targets: ["Tour"]),
@@ -17,7 +18,9 @@ let package = Package(
   targets: [
     .target(name: "Streams"),
     .target(name: "Tether", dependencies: ["Streams"]),
-    .target(name: "TetherRemoteConfig", dependencies: ["Streams", "Tether"]),
+    // The one HTTP layer: only this module imports FoundationNetworking.
+    .target(name: "TetherHTTP", dependencies: ["Streams", "Tether"]),
+    .target(name: "TetherRemoteConfig", dependencies: ["Streams", "Tether", "TetherHTTP"]),
     .target(name: "TetherTesting", dependencies: ["Streams", "Tether", "TetherRemoteConfig"]),
 
     .executableTarget(
@@ -50,6 +53,10 @@ let package = Package(
     .testTarget(
       name: "TetherTests",
       dependencies: ["Streams", "Tether", "TetherTesting", "TestSupport", "tether-test-child"]
+    ),
+    .testTarget(
+      name: "TetherHTTPTests",
+      dependencies: ["Streams", "Tether", "TetherHTTP", "TetherTesting", "TestSupport"]
     ),
     .testTarget(
       name: "TetherRemoteConfigTests",

@@ -284,7 +284,8 @@ public final class RemoteConfig: Sendable {
         state.lastError = error
         state.consecutiveFailures += 1
         if let retryAfter = error.retryAfter {
-          state.retryNotBefore = now.addingTimeInterval(retryAfter)
+          state.retryNotBefore = now.addingTimeInterval(
+            min(retryAfter, state.settings.maximumBackoff))
         }
         return .failure(error)
       }
