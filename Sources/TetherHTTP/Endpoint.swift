@@ -73,17 +73,18 @@ public struct Endpoint<Parameters: Encodable & Sendable, Body: Sendable, Respons
     }
     let (filledPath, query) = try PathTemplate.fill(
       path, with: items, parametersType: "\(Parameters.self)")
-    var text = baseURL.absoluteString
-    while text.hasSuffix("/") { text.removeLast() }
-    text += filledPath.hasPrefix("/") ? filledPath : "/" + filledPath
-    if !query.isEmpty {
-      text +=
-        (text.contains("?") ? "&" : "?")
-        + query.map { PathTemplate.escape($0.name) + "=" + PathTemplate.escape($0.value) }
-        .joined(separator: "&")
+    guard var components = URLComponents(url: baseURL, resolvingAgainstBaseURL: true) else {
+      throw .invalidRequest("the base URL is not valid")
     }
-    guard let url = URL(string: text) else {
-      throw .invalidRequest("\(text) is not a valid URL")
+    var basePath = components.percentEncodedPath
+    while basePath.hasSuffix("/") { basePath.removeLast() }
+    components.percentEncodedPath =
+      basePath + (filledPath.hasPrefix("/") ? filledPath : "/" + filledPath)
+    let extra = query.map { PathTemplate.escape($0.name) + "=" + PathTemplate.escape($0.value) }
+    let fullQuery = ([components.percentEncodedQuery ?? ""] + extra).filter { !$0.isEmpty }
+    components.percentEncodedQuery = fullQuery.isEmpty ? nil : fullQuery.joined(separator: "&")
+    guard let url = components.url else {
+      throw .invalidRequest("the path \(filledPath) does not make a valid URL")
     }
     return url
   }
