@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -209,6 +210,51 @@ public final class HTTPClient: Sendable {
     response.headers = raw.headers
     response.body = raw.body
     return response
+  }
+
+  /// Opens `request` as a `text/event-stream` and yields each event as it arrives.
+  ///
+  /// ```swift
+  /// for try await event in client.serverSentEvents(for: request) {
+  ///   print(event.event, event.data)
+  /// }
+  /// ```
+  ///
+  /// The sequence ends when the server ends the body and throws ``HTTPError`` when the
+  /// connection fails or the status is not 200 (no retries: reconnecting is the caller's
+  /// choice, with `Last-Event-ID` from the last event's ``ServerSentEvent/id``). An event
+  /// larger than ``maximumResponseSize`` is ``HTTPError/tooLarge(url:limit:)``. Cancelling the
+  /// consuming task closes the connection.
+  public func serverSentEvents(
+    for request: HTTPRequest
+  ) -> AsyncThrowingStream<ServerSentEvent, any Error> {
+    var request = request
+    if request.header("Accept") == nil { request.setHeader("Accept", "text/event-stream") }
+    let (events, continuation) = AsyncThrowingStream<ServerSentEvent, any Error>.makeStream()
+    let parser = Mutex(ServerSentEventParser(limit: maximumResponseSize))
+    let url = HTTPError.redacted(request.url)
+    let cancel = stream(request) { event in
+      switch event {
+      case .head(let status, let headers):
+        if status != 200 {
+          continuation.finish(
+            throwing: HTTPError.status(
+              status, url: url, bodyExcerpt: "",
+              retryAfter: headers["retry-after"].flatMap { HeaderParsing.retryAfter($0) }))
+        }
+      case .chunk(let data):
+        do {
+          for event in try parser.withLock({ try $0.feed(data) }) { continuation.yield(event) }
+        } catch {
+          continuation.finish(
+            throwing: HTTPError.tooLarge(url: url, limit: parser.withLock { $0.limit }))
+        }
+      case .end(let error):
+        continuation.finish(throwing: error)
+      }
+    }
+    continuation.onTermination = { _ in cancel() }
+    return events
   }
 
   /// Opens `request` as a stream: `handler` gets the head, each chunk and the end. The

@@ -133,9 +133,11 @@ final class HTTPTransport: NSObject, URLSessionDataDelegate, @unchecked Sendable
         sensitiveHeaders: sensitiveHeaders, maximumRedirects: maximumRedirects)
     }
     task.resume()
+    // The closure may run inside a delegate callback (a stream consumer that stops on an
+    // event), where a synchronous cancel would wait for the queue it runs on.
     return { [weak self, weak task] in
       _ = self?.transfers.withLock { $0.removeValue(forKey: id) }
-      task?.cancel()
+      if let task { Self.cancelLater(task) }
     }
   }
 

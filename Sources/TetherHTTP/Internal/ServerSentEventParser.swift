@@ -1,10 +1,21 @@
 import Foundation
 
-/// One server-sent event (the WHATWG "event stream" format).
-struct ServerSentEvent: Equatable, Sendable {
-  var event = "message"
-  var data = ""
-  var id: String?
+/// One server-sent event of a `text/event-stream` response (see
+/// ``HTTPClient/serverSentEvents(for:)``).
+public struct ServerSentEvent: Hashable, Sendable {
+  /// The event type (`event:`), `message` when the server named none.
+  public var event: String
+  /// The event's data: its `data:` lines joined with line feeds.
+  public var data: String
+  /// The last event ID the server set (`id:`), if any.
+  public var id: String?
+
+  /// Creates an event.
+  public init(event: String = "message", data: String = "", id: String? = nil) {
+    self.event = event
+    self.data = data
+    self.id = id
+  }
 }
 
 /// Parses a `text/event-stream` body fed chunk by chunk, as the HTML standard describes:

@@ -1,4 +1,5 @@
 import Foundation
+import Streams
 import TetherHTTP
 
 /// A config source that reads a JSON object of entries over HTTP(S).
@@ -24,6 +25,10 @@ import TetherHTTP
 ///   ``RemoteConfigError/unauthorized(status:)``.
 /// - An optional `X-Config-Version` integer header orders documents, so that an older one
 ///   (from a lagging replica or cache) is never applied; otherwise `Last-Modified` does.
+/// - With `eventsURL`, a `text/event-stream` at that URL pushes changes: each event makes the
+///   ``RemoteConfig`` fetch (conditionally) and activate at once, without waiting for the
+///   next poll. The stream reconnects with back-off when it ends or fails, and catches up
+///   with a fetch after each reconnection.
 public final class HTTPConfigSource: RemoteConfigSource {
   /// The document's URL.
   public let url: URL
@@ -31,14 +36,23 @@ public final class HTTPConfigSource: RemoteConfigSource {
   public let headers: [String: String]
   /// The largest body accepted, in bytes. Default 4 MiB.
   public let maximumResponseSize: Int
+  /// A server-sent events stream announcing document changes, if the server has one.
+  public let eventsURL: URL?
 
   let client: HTTPClient
 
   /// Creates a source for the document at `url`.
-  public init(url: URL, headers: [String: String] = [:], maximumResponseSize: Int = 4 << 20) {
+  ///
+  /// - Parameter eventsURL: A `text/event-stream` whose events announce that the document
+  ///   changed (their data is ignored); `nil` to rely on polling alone.
+  public init(
+    url: URL, headers: [String: String] = [:], maximumResponseSize: Int = 4 << 20,
+    eventsURL: URL? = nil
+  ) {
     self.url = url
     self.headers = headers
     self.maximumResponseSize = maximumResponseSize
+    self.eventsURL = eventsURL
     // Polling and RemoteConfig's back-off do the retrying.
     client = HTTPClient(
       baseURL: url, headers: headers, maximumResponseSize: maximumResponseSize,
@@ -64,6 +78,43 @@ public final class HTTPConfigSource: RemoteConfigSource {
       throw RemoteConfigError(http: error, timeout: request.timeout)
     }
     return try Self.result(of: response)
+  }
+
+  /// Listens to ``eventsURL`` (when set) and calls `onChange` for each event and after each
+  /// reconnection.
+  public func observeChanges(_ onChange: @escaping @Sendable () -> Void) -> AnyCancellable? {
+    guard let eventsURL else { return nil }
+    let client = client
+    let headers = headers
+    let task = Task {
+      var failures = 0
+      var lastEventID: String?
+      var connected = false
+      while !Task.isCancelled {
+        var request = HTTPRequest(url: eventsURL, headers: headers)
+        if let lastEventID { request.setHeader("Last-Event-ID", lastEventID) }
+        do {
+          // A reconnection may have missed events: fetch once to catch up.
+          if connected { onChange() }
+          for try await event in client.serverSentEvents(for: request) {
+            connected = true
+            failures = 0
+            lastEventID = event.id ?? lastEventID
+            onChange()
+          }
+        } catch {
+          failures += 1
+        }
+        let ceiling = min(30, 0.5 * Double(1 << min(failures, 10)))
+        do {
+          try await Task.sleep(
+            for: .milliseconds(Int64(1000 * Double.random(in: 0.25...1) * ceiling)))
+        } catch {
+          return
+        }
+      }
+    }
+    return AnyCancellable { task.cancel() }
   }
 
   /// What a response means for a config fetch.
