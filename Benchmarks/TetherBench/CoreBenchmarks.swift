@@ -60,6 +60,40 @@ func coreBenchmarks() -> [Benchmark] {
       for _ in 0..<n { shared.withLock { $0 &+= 1 } }
       return shared.withLock { $0 }
     },
+    Benchmark(
+      "core.update", baseline: "core.withlock",
+      note: "in-memory update: the same withLock behind an async call", operations: 500_000
+    ) { n in
+      let shared = Shared<UInt64>(wrappedValue: 0, .inMemory("bench.update"))
+      for _ in 0..<n { try await shared.update { $0 &+= 1 } }
+      return shared.withLock { $0 }
+    },
+    Benchmark(
+      "core.load-rekey", note: "target <= 2000 ns; re-point a holder at an existing key",
+      operations: 100_000
+    ) { n in
+      let keys = ["bench.rekey-a", "bench.rekey-b"]
+      let values = keys.map { Shared<UInt64>(wrappedValue: 1, .inMemory($0)) }
+      let holder = Shared<UInt64>(wrappedValue: 0, .inMemory(keys[0]))
+      var sum: UInt64 = 0
+      for i in 0..<n {
+        try await holder.load(.inMemory(keys[(i + 1) % 2]))
+        sum &+= holder.wrappedValue
+      }
+      withExtendedLifetime(values) {}
+      return sum
+    },
+    Benchmark(
+      "core.read-rekeyed", baseline: "baseline.mutex-read",
+      note: "a holder after load(_:): reads go through its lock", operations: 1_000_000
+    ) { n in
+      let shared = Shared<UInt64>(wrappedValue: 42, .inMemory("bench.read-rekeyed-a"))
+      let other = Shared<UInt64>(wrappedValue: 43, .inMemory("bench.read-rekeyed-b"))
+      try await shared.load(.inMemory("bench.read-rekeyed-b"))
+      var sum: UInt64 = 0
+      for _ in 0..<n { sum &+= shared.wrappedValue }
+      return sum &+ other.wrappedValue
+    },
     sinks(1, operations: 500_000),
     sinks(10, operations: 200_000),
     sinks(100, operations: 20_000),

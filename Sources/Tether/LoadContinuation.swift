@@ -15,12 +15,24 @@ public struct LoadContinuation<Value: Sendable>: Sendable {
     self.init(observer: IssueReporting.observer, callback)
   }
 
+  /// Creates a continuation as swift-sharing spells it: `description` names the key in
+  /// reports of misuse (resumed twice or never).
+  public init(
+    _ description: @autoclosure @escaping @Sendable () -> String = "",
+    callback: @escaping @Sendable (Result<Value?, any Error>) -> Void
+  ) {
+    let description = description()
+    self.init(
+      observer: IssueReporting.observer,
+      name: description.isEmpty ? nil : "The LoadContinuation of '\(description)'", callback)
+  }
+
   init(
-    observer: IssueReporting.Observer?,
+    observer: IssueReporting.Observer?, name: String? = nil,
     _ callback: @escaping @Sendable (Result<Value?, any Error>) -> Void
   ) {
     box = ContinuationBox(
-      name: "LoadContinuation<\(Value.self)>", observer: observer,
+      name: name ?? "LoadContinuation<\(Value.self)>", observer: observer,
       abandoned: { .failure(ContinuationNotResumed()) }, callback: callback)
   }
 

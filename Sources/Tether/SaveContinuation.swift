@@ -11,12 +11,24 @@ public struct SaveContinuation: Sendable {
     self.init(observer: IssueReporting.observer, callback)
   }
 
+  /// Creates a continuation as swift-sharing spells it: `description` names the key in
+  /// reports of misuse (resumed twice or never).
+  public init(
+    _ description: @autoclosure @escaping @Sendable () -> String = "",
+    callback: @escaping @Sendable (Result<Void, any Error>) -> Void
+  ) {
+    let description = description()
+    self.init(
+      observer: IssueReporting.observer,
+      name: description.isEmpty ? nil : "The SaveContinuation of '\(description)'", callback)
+  }
+
   init(
-    observer: IssueReporting.Observer?,
+    observer: IssueReporting.Observer?, name: String? = nil,
     _ callback: @escaping @Sendable (Result<Void, any Error>) -> Void
   ) {
     box = ContinuationBox(
-      name: "SaveContinuation", observer: observer,
+      name: name ?? "SaveContinuation", observer: observer,
       abandoned: { .failure(ContinuationNotResumed()) }, callback: callback)
   }
 

@@ -20,19 +20,25 @@ import Streams
 @propertyWrapper
 @dynamicMemberLookup
 public struct Shared<Value: Sendable>: Sendable {
-  let reference: any MutableReference<Value>
-  /// The same reference when it is a root (not a derived member), so hot paths can call it
-  /// directly and be specialized for `Value` in the caller's module. `reference` keeps it
-  /// alive, so it is held unretained: that spares a retain and a release on every access.
+  /// This holder: every copy of it (and `$value`) shares it, so `load(_:)` re-points them all.
+  @usableFromInline let holder: Holder<Value>
+  /// The reference the holder started with when it is a root (not a derived member), so hot
+  /// paths can call it directly and be specialized for `Value` in the caller's module. They
+  /// use it only while `holder.rekeyed` is false: re-pointing costs reads one relaxed load.
+  /// `holder` keeps it alive for its whole life, so it is held unretained: that spares a
+  /// retain and a release on every access.
   @usableFromInline let root: Unmanaged<Reference<Value>>?
 
+  /// The reference every other call goes through: the holder, which forwards to its key's.
+  var reference: any MutableReference<Value> { holder }
+
   init(reference: any MutableReference<Value>) {
-    self.reference = reference
+    self.holder = Holder(reference)
     self.root = (reference as? Reference<Value>).map { Unmanaged.passUnretained($0) }
   }
 
   init(root: Reference<Value>) {
-    self.reference = root
+    self.holder = Holder(root)
     self.root = Unmanaged.passUnretained(root)
   }
 
@@ -102,13 +108,24 @@ public struct Shared<Value: Sendable>: Sendable {
   }
 
   /// The current value. Read-only: mutate with ``withLock(_:)``.
-  @inlinable
+  ///
+  /// Assigning (`model.count += 1`) does not compile: a read followed by a write would lose
+  /// concurrent changes, so the compiler points at `withLock`.
   public var wrappedValue: Value {
-    if let root { return root._withUnsafeGuaranteedRef { $0.value } }
-    return derivedValue()
+    @inlinable get {
+      if let root, !holder.isRekeyed {
+        return root._withUnsafeGuaranteedRef { $0.value }
+      }
+      return derivedValue()
+    }
+    @available(
+      *, unavailable,
+      message: "Mutate a shared value atomically with '$value.withLock { $0 = newValue }'"
+    )
+    nonmutating set { withLock { $0 = newValue } }
   }
 
-  @usableFromInline func derivedValue() -> Value { reference.value }
+  @usableFromInline func derivedValue() -> Value { holder.value }
 
   /// The shared value itself, for `withLock`, members, `publisher` and `values`.
   public var projectedValue: Shared<Value> {
@@ -125,7 +142,9 @@ public struct Shared<Value: Sendable>: Sendable {
   @discardableResult
   @inlinable
   public func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
-    guard let root else { return try derivedWithLock(body) }
+    guard let root, !holder.isRekeyed else {
+      return try derivedWithLock(body)
+    }
     var outcome: Result<R, E>?
     root._withUnsafeGuaranteedRef { reference in
       do throws(E) {
@@ -139,7 +158,32 @@ public struct Shared<Value: Sendable>: Sendable {
 
   @usableFromInline
   func derivedWithLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
-    try reference.withLock(body)
+    try holder.withLock(body)
+  }
+
+  /// Applies `body` to the latest *stored* value atomically with respect to every other
+  /// writer of that storage, stores the result, and returns what `body` returned.
+  ///
+  /// ```swift
+  /// let next = try await $counter.update { $0 += 1; return $0 }   // exact across processes
+  /// ```
+  ///
+  /// The stored result becomes this value (holders and observers see it; it is not saved
+  /// again). A key opts in by conforming to ``AtomicSharedKey``: `.inMemory` does (it is
+  /// ``withLock(_:)``), `.fileStorage` holds a lock on the file across read, transform and
+  /// write. For any other key `update` is `withLock` followed by ``save()``: atomic among the
+  /// holders in this process only, not against other processes writing the same storage.
+  ///
+  /// `body` may run more than once (a key re-runs it on a newer value after a conflict), so it
+  /// must have no side effects besides its argument; the result returned is the one of the run
+  /// that was stored.
+  ///
+  /// - Throws: What `body` throws (nothing is stored then), the key's error (the value is
+  ///   unchanged), or the save error of the fallback (``saveError`` is set too).
+  public func update<R: Sendable>(
+    _ body: @Sendable (inout Value) throws -> R
+  ) async throws -> R {
+    try await reference.update(body)
   }
 
   /// A shared value for a member: reads and writes go through this value's lock and storage.
@@ -153,9 +197,47 @@ public struct Shared<Value: Sendable>: Sendable {
     Shared<Member>(reference: KeyPathReference(reference, keyPath: keyPath))
   }
 
+  /// A read-only shared value computed from this one; it changes when the result does.
+  ///
+  /// ```swift
+  /// let count = $todos.read { $0.count }   // SharedReader<Int>
+  /// ```
+  ///
+  /// `transform` runs on each read and on each change of this value (for listeners), on any
+  /// thread, so keep it cheap and free of side effects.
+  public func read<Member: Sendable>(
+    _ transform: @escaping @Sendable (Value) -> Member
+  ) -> SharedReader<Member> {
+    SharedReader<Member>(reference: ComputedReference(reference, transform: transform))
+  }
+
   /// Asks the key for a fresh value and waits for it; throws (and sets ``loadError``) if the
   /// load fails.
   public func load() async throws { try await reference.load() }
+
+  /// Points this holder at another key and loads it: a query by id, another user's document.
+  ///
+  /// ```swift
+  /// @Shared(.inMemory("user-1")) var user = User()
+  /// try await $user.load(.inMemory("user-2"))   // `user` now reads and writes user 2
+  /// ```
+  ///
+  /// The key is loaded first; only if that succeeds does this holder (every copy of it, also
+  /// a `let` one and its projected value) switch to the key's value, joining the holders that
+  /// already share it. If nothing is stored, a new value starts from this holder's value now.
+  /// Members derived from this holder follow; publishers and `values` streams made before
+  /// keep the key they subscribed to.
+  ///
+  /// - Throws: The key's load error: ``loadError`` is set and the holder stays on its old key.
+  public func load(_ key: some SharedKey<Value>) async throws {
+    try await holder.load(key, writer: { key }, defaultValue: nil, writable: true)
+  }
+
+  /// Points this holder at a key that carries a default, and loads it; if nothing is stored,
+  /// a new value starts from the key's default.
+  public func load<K: SharedKey<Value>>(_ key: SharedKeyDefault<K>) async throws {
+    try await holder.load(key, writer: { key }, defaultValue: key.defaultValue(), writable: true)
+  }
 
   /// Saves the current value at once, skipping any throttling, and waits for the key.
   ///
@@ -194,12 +276,6 @@ public struct Shared<Value: Sendable>: Sendable {
   /// `Equatable` value that did not change is not yielded again. Cancelling the loop's task
   /// unsubscribes. Use `publisher.values` from `Streams` when every change matters.
   public var values: AsyncStream<Value> { latestValues(of: reference) }
-}
-
-/// The error `init(require:)` throws when the key has no stored value.
-public enum SharedLoadError: Error, Equatable, Sendable {
-  /// The key loaded nothing: there is no stored value.
-  case notFound
 }
 
 /// An `AsyncStream` over a reference's values that conflates to the newest one.

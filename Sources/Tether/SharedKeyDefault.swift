@@ -53,6 +53,17 @@ extension SharedKeyDefault: SharedKey where Base: SharedKey {
   }
 }
 
+extension SharedKeyDefault: AtomicSharedKey where Base: AtomicSharedKey {
+  /// Updates through the base key.
+  public func update(
+    _ transform: @escaping @Sendable (inout Base.Value) throws -> Void,
+    initialValue: Base.Value,
+    continuation: UpdateContinuation<Base.Value>
+  ) {
+    base.update(transform, initialValue: initialValue, continuation: continuation)
+  }
+}
+
 extension SharedKeyDefault: CustomStringConvertible {
   /// The base key's description.
   public var description: String { String(describing: base) }

@@ -12,10 +12,14 @@ import Streams
 @propertyWrapper
 @dynamicMemberLookup
 public struct SharedReader<Value: Sendable>: Sendable {
-  let reference: any ReaderReference<Value>
+  /// This holder: every copy of it shares it, so `load(_:)` re-points them all.
+  let holder: Holder<Value>
+
+  /// The reference every call goes through: the holder, which forwards to its key's.
+  var reference: any ReaderReference<Value> { holder }
 
   init(reference: any ReaderReference<Value>) {
-    self.reference = reference
+    holder = Holder(readOnly: reference)
   }
 
   /// Reads the value stored by `key`, starting from `wrappedValue` if nothing is stored.
@@ -23,8 +27,9 @@ public struct SharedReader<Value: Sendable>: Sendable {
   /// If another holder already shares this key, this one joins it and `wrappedValue` is not
   /// used.
   public init(wrappedValue: @autoclosure () -> Value, _ key: some SharedReaderKey<Value>) {
-    reference = SharedStorage.current.registry.reference(
-      for: key, writer: { key as? any SharedKey<Value> }, initialValue: wrappedValue)
+    self.init(
+      reference: SharedStorage.current.registry.reference(
+        for: key, writer: { key as? any SharedKey<Value> }, initialValue: wrappedValue))
   }
 
   /// Reads the optional value stored by `key`, starting from `nil`.
@@ -35,34 +40,44 @@ public struct SharedReader<Value: Sendable>: Sendable {
 
   /// Reads the value stored by a key that carries its default value.
   public init<K: SharedReaderKey<Value>>(_ key: SharedKeyDefault<K>) {
-    reference = SharedStorage.current.registry.reference(
-      for: key, writer: { key as? any SharedKey<Value> }, initialValue: key.defaultValue)
+    self.init(
+      reference: SharedStorage.current.registry.reference(
+        for: key, writer: { key as? any SharedKey<Value> }, initialValue: key.defaultValue))
   }
 
   /// Reads the value stored by a key that carries a default, overriding that default.
   public init<K: SharedReaderKey<Value>>(
     wrappedValue: @autoclosure () -> Value, _ key: SharedKeyDefault<K>
   ) {
-    reference = SharedStorage.current.registry.reference(
-      for: key, writer: { key as? any SharedKey<Value> }, initialValue: wrappedValue)
+    self.init(
+      reference: SharedStorage.current.registry.reference(
+        for: key, writer: { key as? any SharedKey<Value> }, initialValue: wrappedValue))
   }
 
   /// Reads the value stored by `key`, failing if nothing can be loaded.
   ///
   /// - Throws: The key's load error, or ``SharedLoadError/notFound`` if nothing is stored.
   public init(require key: some SharedReaderKey<Value>) async throws {
-    reference = try await SharedStorage.current.registry.requireReference(
-      for: key, writer: { key as? any SharedKey<Value> })
+    self.init(
+      reference: try await SharedStorage.current.registry.requireReference(
+        for: key, writer: { key as? any SharedKey<Value> }))
   }
+
+  /// A reader of a value that never changes, for previews, tests and defaults.
+  ///
+  /// ```swift
+  /// FeatureModel(title: .constant("Preview"))
+  /// ```
+  public static func constant(_ value: Value) -> Self { Self(value: value) }
 
   /// A constant value with no key.
   public init(value: Value) {
-    reference = Reference(initialValue: value, key: nil, livesInReference: true)
+    self.init(reference: Reference(initialValue: value, key: nil, livesInReference: true))
   }
 
   /// A read-only view of a shared value: it sees every write made through it.
   public init(_ shared: Shared<Value>) {
-    reference = shared.reference
+    self.init(reference: shared.holder)
   }
 
   /// Another holder of the same value; `SharedReader(projectedValue: $count)`.
@@ -73,7 +88,7 @@ public struct SharedReader<Value: Sendable>: Sendable {
   /// The non-`nil` view of an optional value, or `nil` if its value is `nil` now.
   public init?(_ base: SharedReader<Value?>) {
     guard let initial = base.reference.value else { return nil }
-    reference = UnwrappedReference(readOnly: base.reference, initial: initial)
+    self.init(reference: UnwrappedReference(readOnly: base.reference, initial: initial))
   }
 
   /// The current value.
@@ -92,9 +107,36 @@ public struct SharedReader<Value: Sendable>: Sendable {
     SharedReader<Member>(reference: KeyPathReference(readOnly: reference, keyPath: keyPath))
   }
 
+  /// A reader computed from this one's value; it changes when the result does.
+  ///
+  /// ```swift
+  /// let isEmpty = $todos.read { $0.isEmpty }
+  /// ```
+  public func read<Member: Sendable>(
+    _ transform: @escaping @Sendable (Value) -> Member
+  ) -> SharedReader<Member> {
+    SharedReader<Member>(reference: ComputedReference(reference, transform: transform))
+  }
+
   /// Asks the key for a fresh value and waits for it; throws (and sets ``loadError``) if the
   /// load fails.
   public func load() async throws { try await reference.load() }
+
+  /// Points this reader at another key and loads it, as `Shared`'s `load(_:)` does.
+  ///
+  /// - Throws: The key's load error: ``loadError`` is set and the reader stays on its old key.
+  public func load(_ key: some SharedReaderKey<Value>) async throws {
+    try await holder.load(
+      key, writer: { key as? any SharedKey<Value> }, defaultValue: nil, writable: false)
+  }
+
+  /// Points this reader at a key that carries a default, and loads it; if nothing is stored,
+  /// a new value starts from the key's default.
+  public func load<K: SharedReaderKey<Value>>(_ key: SharedKeyDefault<K>) async throws {
+    try await holder.load(
+      key, writer: { key as? any SharedKey<Value> }, defaultValue: key.defaultValue(),
+      writable: false)
+  }
 
   /// Whether the key is loading the value.
   public var isLoading: Bool { reference.isLoading }

@@ -8,7 +8,10 @@ public protocol SharedReaderKey<Value>: Sendable {
   /// The type of value this key loads.
   associatedtype Value: Sendable
   /// The identity of the stored value: keys with equal ids share one reference.
-  associatedtype ID: Hashable & Sendable = Self
+  ///
+  /// It only has to be `Hashable` (a ported swift-sharing key's non-`Sendable` id struct
+  /// works): Tether hashes and compares ids only under its registry's lock.
+  associatedtype ID: Hashable = Self
 
   /// The identity of the stored value. Every holder of a key with the same `id` (and the
   /// same key type) in one storage scope shares one reference.

@@ -21,6 +21,23 @@ public struct SharedSubscriber<Value: Sendable>: Sendable {
     self.callback = callback
   }
 
+  /// Creates a subscriber from swift-sharing's callbacks, so a ported key's tests compile
+  /// unchanged: `callback` gets each value (`nil` for "back to the initial value") or error,
+  /// `onLoading` each loading state.
+  public init(
+    callback: @escaping @Sendable (Result<Value?, any Error>) -> Void,
+    onLoading: @escaping @Sendable (Bool) -> Void = { _ in }
+  ) {
+    self.init { event in
+      switch event {
+      case .value(let value): callback(.success(value))
+      case .initialValue: callback(.success(nil))
+      case .failure(let error): callback(.failure(error))
+      case .loading(let isLoading): onLoading(isLoading)
+      }
+    }
+  }
+
   /// Reports a new stored value; holders take it without saving it back.
   public func yield(_ value: Value) { callback(.value(value)) }
   /// Reports a failure; holders keep their value and set `loadError`.

@@ -30,6 +30,8 @@ final class KeyPathReference<Parent: Sendable, Value: Sendable>: MutableReferenc
 
   func load() async throws { try await parent.load() }
   func save() async throws { try await mutableParent?.save() }
+  func announceValueChange() { parent.announceValueChange() }
+  func announceLoadError() { parent.announceLoadError() }
 
   func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
     guard let mutableParent, let writable = keyPath as? WritableKeyPath<Parent, Value> else {
@@ -37,6 +39,14 @@ final class KeyPathReference<Parent: Sendable, Value: Sendable>: MutableReferenc
     }
     return try mutableParent.withLock { (parentValue: inout Parent) throws(E) -> R in
       try body(&parentValue[keyPath: writable])
+    }
+  }
+
+  func update<R: Sendable>(_ body: @Sendable (inout Value) throws -> R) async throws -> R {
+    guard let mutableParent else { preconditionFailure("a read-only member cannot be mutated") }
+    let path = WritableSendableKeyPath(path)
+    return try await mutableParent.update { parentValue in
+      try body(&parentValue[keyPath: path.keyPath])
     }
   }
 
@@ -95,6 +105,8 @@ final class UnwrappedReference<Value: Sendable>: MutableReference {
 
   func load() async throws { try await parent.load() }
   func save() async throws { try await mutableParent?.save() }
+  func announceValueChange() { parent.announceValueChange() }
+  func announceLoadError() { parent.announceLoadError() }
 
   func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
     guard let mutableParent else { preconditionFailure("a read-only value cannot be mutated") }
@@ -116,9 +128,61 @@ final class UnwrappedReference<Value: Sendable>: MutableReference {
     return result
   }
 
+  /// Updates through the parent while it is non-`nil`; a `nil` parent is left alone and `body`
+  /// runs on the last non-`nil` value, as `withLock` does.
+  func update<R: Sendable>(_ body: @Sendable (inout Value) throws -> R) async throws -> R {
+    guard let mutableParent else { preconditionFailure("a read-only value cannot be mutated") }
+    let fallback = lastValue.withLock { $0 }
+    let (result, updated) = try await mutableParent.update { optional -> (R, Value) in
+      var wrapped = optional ?? fallback
+      let result = try body(&wrapped)
+      if optional != nil { optional = wrapped }
+      return (result, wrapped)
+    }
+    lastValue.withLock { $0 = updated }
+    return result
+  }
+
   func addListener(_ receive: @escaping @Sendable (Value) -> Void) -> ListenerToken {
     parent.addListener { optional in
       if let value = optional { receive(value) }
+    }
+  }
+}
+
+/// A read-only value computed from a parent's, from `read { }`.
+final class ComputedReference<Parent: Sendable, Value: Sendable>: ReaderReference {
+  private let parent: any ReaderReference<Parent>
+  private let transform: @Sendable (Parent) -> Value
+
+  init(_ parent: any ReaderReference<Parent>, transform: @escaping @Sendable (Parent) -> Value) {
+    self.parent = parent
+    self.transform = transform
+  }
+
+  var root: AnyObject { parent.root }
+  var value: Value { transform(parent.value) }
+  var isLoading: Bool { parent.isLoading }
+  var loadError: (any Error)? { parent.loadError }
+
+  func load() async throws { try await parent.load() }
+  func announceValueChange() { parent.announceValueChange() }
+  func announceLoadError() { parent.announceLoadError() }
+
+  func addListener(_ receive: @escaping @Sendable (Value) -> Void) -> ListenerToken {
+    let transform = transform
+    guard let isEqual = runtimeEquality(Value.self) else {
+      return parent.addListener { receive(transform($0)) }
+    }
+    // The parent changed, but maybe not the result: skip what would be a repeat.
+    let last = Lock<Value?>(nil)
+    return parent.addListener { parentValue in
+      let result = transform(parentValue)
+      let repeated = last.withLock { last -> Bool in
+        defer { last = result }
+        return last.map { isEqual.isEqual($0, result) } ?? false
+      }
+      if !repeated { receive(result) }
     }
   }
 }

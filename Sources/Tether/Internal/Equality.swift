@@ -34,6 +34,16 @@ struct SendableKeyPath<Root, Value>: @unchecked Sendable {
   let keyPath: KeyPath<Root, Value>
 }
 
+/// A writable key path that crosses into `@Sendable` closures, as `SendableKeyPath`.
+struct WritableSendableKeyPath<Root, Value>: @unchecked Sendable {
+  let keyPath: WritableKeyPath<Root, Value>
+
+  /// The writable form of a key path a derived reference was created with as writable.
+  init(_ path: SendableKeyPath<Root, Value>) {
+    keyPath = path.keyPath as! WritableKeyPath<Root, Value>
+  }
+}
+
 /// Whether two values have the same bytes. For plain-data types after specialization this is
 /// a few word compares.
 @inlinable

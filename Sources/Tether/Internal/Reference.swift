@@ -60,13 +60,22 @@ final class Reference<Value: Sendable>: MutableReference {
   /// the lock only from `draining`. So a drainer that found nothing queued ends with one
   /// compare-and-exchange instead of a second lock round trip.
   @usableFromInline let drainer = Atomic<UInt8>(DrainerState.idle)
+  /// The thread running a `withLock` body on this value, or 0. Only that thread writes its id
+  /// here (under `state`'s lock, cleared before unlocking), so a thread that reads its own id
+  /// holds the lock: its body is touching the value it is mutating.
+  @usableFromInline let owner = Atomic<UInt>(0)
+  /// The value as it was before the running body started (for values that are not word-sized;
+  /// `word` keeps theirs), so a nested read or a throwing body has it.
+  // nonisolated(unsafe): written and read only by the `owner` thread while it holds `state`'s
+  // lock.
+  @usableFromInline nonisolated(unsafe) var snapshot: Value?
   /// The value declared by whoever created the reference; restored on "initial value".
   let initialValue: Value
   private let reader: (any SharedReaderKey<Value>)?
   @usableFromInline let writer: (any SharedKey<Value>)?
   /// Whether the value's only home is this reference (in-memory and local values): then the
   /// key is never asked to load, subscribe or save.
-  private let livesInReference: Bool
+  let livesInReference: Bool
   /// Whether `writer.save` is called on changes.
   @usableFromInline let savesToKey: Bool
   @usableFromInline let isEqual: (any RuntimeEquality<Value>)?
@@ -123,15 +132,20 @@ final class Reference<Value: Sendable>: MutableReference {
   // MARK: Reading
 
   /// The current value, without registering an Observation access.
-  @usableFromInline var observedValue: Value { state.withLock { $0.value } }
+  @usableFromInline var observedValue: Value {
+    if isInsideOwnBody { return nestedRead() }
+    return state.withLock { $0.value }
+  }
 
   @inlinable var value: Value {
     registrar.access(observedSubject, keyPath: valuePath)
     // The acquiring load orders this read after the first one's critical section, so any
     // change it can miss has not happened yet and will notify Observation.
     if Self.isWordSized, readsSkipLock.load(ordering: .acquiring) {
+      if isInsideOwnBody { return nestedRead() }
       return Self.unpack(word.load(ordering: .acquiring))
     }
+    if isInsideOwnBody { return nestedRead() }
     return state.withLock { state in
       if !state.observable {
         state.observable = true
@@ -165,40 +179,122 @@ final class Reference<Value: Sendable>: MutableReference {
 
   var isLoading: Bool {
     registrar.access(ObservedProperties.subject, keyPath: ObservedProperties.isLoading)
+    if isInsideOwnBody { return reportNestedAccess("isLoading", returning: false) }
     return state.withLock { $0.isLoading }
   }
 
   var loadError: (any Error)? {
     registrar.access(ObservedProperties.subject, keyPath: ObservedProperties.loadError)
+    if isInsideOwnBody { return reportNestedAccess("loadError", returning: nil) }
     return state.withLock { $0.loadError }
   }
 
   var saveError: (any Error)? {
     registrar.access(ObservedProperties.subject, keyPath: ObservedProperties.saveError)
+    if isInsideOwnBody { return reportNestedAccess("saveError", returning: nil) }
     return state.withLock { $0.saveError }
+  }
+
+  // MARK: Touching the value from inside its own withLock
+
+  /// Whether the calling thread is running a `withLock` body of this value. One relaxed load
+  /// when no body runs.
+  @inlinable var isInsideOwnBody: Bool {
+    let owner = owner.load(ordering: .relaxed)
+    return owner != 0 && owner == ThreadIdentity.current
+  }
+
+  /// The value as it was before the running body started. Called by the `owner` thread only.
+  @usableFromInline func valueBeforeBody() -> Value {
+    if Self.isWordSized { return Self.unpack(word.load(ordering: .relaxed)) }
+    return snapshot!
+  }
+
+  /// A read from inside the value's own `withLock`: reported, and answered with the value as
+  /// it was before the body started (taking the lock again would trap or deadlock).
+  @usableFromInline func nestedRead() -> Value {
+    reportIssue(
+      "\(name) was read inside its own withLock; the read returns the value as it was before "
+        + "the body started. Read and change the value through the body's inout argument "
+        + "instead.", observer: issueObserver)
+    return valueBeforeBody()
+  }
+
+  /// A `withLock` from inside the value's own `withLock`: reported; `body` runs on a copy of
+  /// the value as it was before the outer body started, and its changes are discarded.
+  @usableFromInline
+  func nestedWithLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
+    reportIssue(
+      "withLock on \(name) was called inside its own withLock; the inner body ran on a copy "
+        + "of the value as it was before the outer body started, and its changes are "
+        + "discarded. Change the value through the outer body's inout argument instead.",
+      observer: issueObserver)
+    var copy = valueBeforeBody()
+    return try body(&copy)
+  }
+
+  private func reportNestedAccess<T>(_ property: String, returning empty: T) -> T {
+    reportIssue(
+      "\(property) of \(name) was read inside its own withLock and answers \(empty as Any); "
+        + "read it after the body returns.", observer: issueObserver)
+    return empty
+  }
+
+  /// The value's name in reports: its key, or what made it.
+  var name: String {
+    guard let reader else { return "a shared value without a key (Shared(value:))" }
+    return String(describing: reader)
   }
 
   // MARK: Mutating
 
   @inlinable
   func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
+    try withLock(body, save: savesToKey)
+  }
+
+  /// `withLock`, asking the key to save the change only if `save` (the fallback of `update`
+  /// saves explicitly instead).
+  ///
+  /// A body that throws leaves the value as it was: nothing is published or saved. The value
+  /// before the body is kept anyway (in `word` for word-sized values, else in `snapshot`) for
+  /// comparison and for nested reads, so a body that cannot throw pays nothing for this.
+  @inlinable
+  func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R, save: Bool) throws(E) -> R {
+    let thread = ThreadIdentity.current
+    if owner.load(ordering: .relaxed) == thread { return try nestedWithLock(body) }
     var result: R?
     var failure: E?
     let (observable, drain) = state.withLock { state -> (Bool, DrainStart?) in
-      let old = isEquatable ? state.value : nil
+      if !Self.isWordSized { snapshot = state.value }
+      owner.store(thread, ordering: .relaxed)
       do throws(E) {
         result = try body(&state.value)
       } catch {
         failure = error
       }
+      owner.store(0, ordering: .relaxed)
+      let old = valueBeforeBodyEnds()
+      if failure != nil {
+        state.value = old
+        return (false, nil)
+      }
       storeWord(state.value)
-      if let old, isSame(old, state.value) { return (false, nil) }
-      return (state.observable, recordChange(&state, save: savesToKey))
+      if isEquatable, isSame(old, state.value) { return (false, nil) }
+      return (state.observable, recordChange(&state, save: save))
     }
     if observable { notifyObservation(valuePath) }
     if let drain { self.drain(drain) }
     if let failure { throw failure }
     return result!
+  }
+
+  /// Takes the value as it was before the body, after the body returned. Called with `state`'s
+  /// lock held, before `word` is rewritten.
+  @inlinable func valueBeforeBodyEnds() -> Value {
+    if Self.isWordSized { return Self.unpack(word.load(ordering: .relaxed)) }
+    defer { snapshot = nil }
+    return snapshot!
   }
 
   /// What the thread that becomes the drainer delivers first.
@@ -351,6 +447,38 @@ final class Reference<Value: Sendable>: MutableReference {
     }
   }
 
+  // MARK: Updating atomically where the value lives
+
+  /// Applies `body` atomically where the value is stored (see `Shared.update`).
+  ///
+  /// A value that lives only here is updated under the lock, exactly like `withLock`. A key
+  /// that conforms to `AtomicSharedKey` applies `body` in its storage; the value it stored
+  /// becomes this reference's value without being saved again. Any other key gets `withLock`
+  /// followed by an explicit save: atomic among this process's holders only.
+  func update<R: Sendable>(_ body: @Sendable (inout Value) throws -> R) async throws -> R {
+    if livesInReference || writer == nil { return try withLock(body) }
+    guard let atomic = writer as? any AtomicSharedKey<Value> else {
+      let result = try withLock(body, save: false)
+      try await save()
+      return result
+    }
+    return try await withoutActuallyEscaping(body) { body in
+      // The key may keep the transform after it resumes; the run drops `body` when it ends,
+      // which is what lets `body` stay non-escaping for the caller.
+      let run = UpdateRun(body)
+      defer { run.end() }
+      let observer = issueObserver
+      let stored = try await withCheckedThrowingContinuation {
+        (continuation: CheckedContinuation<Value, any Error>) in
+        atomic.update(
+          { try run.apply(to: &$0) }, initialValue: initialValue,
+          continuation: UpdateContinuation(observer: observer) { continuation.resume(with: $0) })
+      }
+      apply(stored, clearingLoadError: false, onlyIfVersion: nil, endLoading: false)
+      return try run.result()
+    }
+  }
+
   // MARK: Observing
 
   func addListener(_ receive: @escaping @Sendable (Value) -> Void) -> ListenerToken {
@@ -371,6 +499,9 @@ final class Reference<Value: Sendable>: MutableReference {
       }
     }
   }
+
+  func announceValueChange() { notifyObservation(valuePath) }
+  func announceLoadError() { notifyObservation(ObservedProperties.loadError) }
 
   @inlinable
   func notifyObservation(_ keyPath: KeyPath<ObservedProperties, Void> & Sendable) {
@@ -517,4 +648,39 @@ enum DrainerState {
   @inlinable static var idle: UInt8 { 0 }
   @inlinable static var draining: UInt8 { 1 }
   @inlinable static var queued: UInt8 { 2 }
+}
+
+/// One `update`: the caller's body, and the result of the latest run (the one the key applied,
+/// since a key runs the transform again only after a conflict discarded the previous run).
+final class UpdateRun<Value, R: Sendable>: Sendable {
+  private struct State {
+    var body: (@Sendable (inout Value) throws -> R)?
+    var result: R?
+  }
+  private let state: Lock<State>
+
+  init(_ body: @escaping @Sendable (inout Value) throws -> R) {
+    state = Lock(State(body: body))
+  }
+
+  /// Runs the body (outside the lock: it is the caller's code) and keeps its result.
+  func apply(to value: inout Value) throws {
+    guard let body = state.withLock({ $0.body }) else { throw UpdateEnded() }
+    let result = try body(&value)
+    state.withLock { $0.result = result }
+  }
+
+  /// The result of the run the key applied.
+  func result() throws -> R {
+    guard let result = state.withLock({ $0.result }) else { throw UpdateEnded() }
+    return result
+  }
+
+  /// Drops the body: a key that calls the transform after resuming gets an error.
+  func end() { state.withLock { $0.body = nil } }
+}
+
+/// The error a key gets when it runs an update's transform after the update ended.
+struct UpdateEnded: Error, CustomStringConvertible {
+  var description: String { "The update already ended; its transform can no longer run." }
 }

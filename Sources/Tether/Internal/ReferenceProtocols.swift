@@ -22,6 +22,10 @@ protocol ReaderReference<Value>: AnyObject, Sendable {
   func addListener(_ receive: @escaping @Sendable (Value) -> Void) -> ListenerToken
   /// Like `addListener`, handing values straight to `receiver` (one call less per value).
   func addReceiver(_ receiver: any ValueReceiver<Value>) -> ListenerToken
+  /// Tells Observation trackers of the value that it changed (a holder was re-pointed).
+  func announceValueChange()
+  /// Tells Observation trackers of `loadError` that it changed (a re-key failed).
+  func announceLoadError()
 }
 
 extension ReaderReference {
@@ -52,6 +56,8 @@ protocol MutableReference<Value>: ReaderReference {
   func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R
   /// Saves the current value at once and waits for the key.
   func save() async throws
+  /// Applies `body` atomically where the value is stored and makes the result the value.
+  func update<R: Sendable>(_ body: @Sendable (inout Value) throws -> R) async throws -> R
 }
 
 /// One registered change listener of a root reference.

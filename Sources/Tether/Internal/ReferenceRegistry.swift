@@ -18,7 +18,7 @@ final class ReferenceRegistry: Sendable {
     preloaded: Bool = false
   ) -> Reference<K.Value> {
     let traits = KeyTraits.of(K.self)
-    let id = key.id
+    let id = KeyID(key.id)
     if let existing = lookUp(id, in: traits.registryType, as: K.Value.self) { return existing }
 
     // Build outside the lock: `initialValue` is the caller's code.
@@ -29,7 +29,7 @@ final class ReferenceRegistry: Sendable {
       })
     let entry = KeyTableEntry(candidate, pinned: traits.pinned)
     let winner = tables.withLock { tables -> (any AnyRegisteredReference)? in
-      let table = Self.table(for: traits.registryType, idType: K.ID.self, in: &tables)
+      let table = Self.table(for: traits.registryType, idType: KeyID<K.ID>.self, in: &tables)
       if let existing = table.entries[id]?.object { return existing }
       table.entries[id] = entry
       return nil
@@ -68,7 +68,7 @@ final class ReferenceRegistry: Sendable {
 
   /// The live reference for `key`, if any.
   func existing<K: SharedReaderKey>(for key: K) -> Reference<K.Value>? {
-    lookUp(key.id, in: KeyTraits.of(K.self).registryType, as: K.Value.self)
+    lookUp(KeyID(key.id), in: KeyTraits.of(K.self).registryType, as: K.Value.self)
   }
 
   private func lookUp<ID: Hashable & Sendable, Value>(
@@ -103,6 +103,16 @@ final class ReferenceRegistry: Sendable {
     tables[type] = table
     return table
   }
+}
+
+/// A key's id as the registry stores it.
+///
+/// A key's `ID` only has to be `Hashable` (as in swift-sharing), so it may not be `Sendable`.
+// @unchecked: the id is computed from a `Sendable` key and never mutated; it is hashed and
+// compared only inside `ReferenceRegistry.tables`' lock.
+struct KeyID<ID: Hashable>: Hashable, @unchecked Sendable {
+  let id: ID
+  init(_ id: ID) { self.id = id }
 }
 
 /// A reference as the registry stores it.

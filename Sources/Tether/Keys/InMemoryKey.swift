@@ -51,6 +51,26 @@ public struct InMemoryKey<Value: Sendable>: SharedKey, CustomStringConvertible {
   }
 }
 
+extension InMemoryKey: AtomicSharedKey {
+  /// Applies `transform` under the value's lock in the current storage scope, exactly like
+  /// `withLock`, and resumes with the stored value. A `transform` that throws changes nothing.
+  public func update(
+    _ transform: @escaping @Sendable (inout Value) throws -> Void,
+    initialValue: Value,
+    continuation: UpdateContinuation<Value>
+  ) {
+    let reference = SharedStorage.current.registry.reference(
+      for: self, writer: { self }, initialValue: { initialValue })
+    continuation.resume(
+      with: Result {
+        try reference.withLock { value throws -> Value in
+          try transform(&value)
+          return value
+        }
+      })
+  }
+}
+
 extension InMemoryKey: SpecialKey {
   static var registryType: ObjectIdentifier { ObjectIdentifier(Self.self) }
   static var livesInReference: Bool { true }
@@ -64,6 +84,15 @@ extension SharedReaderKey {
   /// @Shared(.inMemory("count")) var count = 0
   /// ```
   public static func inMemory<Value>(_ name: String) -> Self where Self == InMemoryKey<Value> {
+    InMemoryKey(name)
+  }
+}
+
+extension SharedKeyDefault {
+  /// The in-memory key for `name`, where a key with a default is expected, so the default can
+  /// be written inline: `@Shared(.inMemory("count")[default: 0]) var count`.
+  public static func inMemory<Value>(_ name: String) -> InMemoryKey<Value>
+  where Base == InMemoryKey<Value> {
     InMemoryKey(name)
   }
 }

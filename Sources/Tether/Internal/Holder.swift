@@ -1,0 +1,132 @@
+import Synchronization
+
+/// One holder of a shared value (a `Shared` or `SharedReader` and its copies): the reference
+/// it reads and writes now, which `load(_:)` can re-point at another key.
+///
+/// Every call forwards to the current reference. Until the first re-key that is the reference
+/// the holder started with, read without a lock; `Shared` goes one step further and reads the
+/// starting reference directly (see `Shared.root`), checking only `rekeyed`. After a re-key the
+/// current reference is read under this holder's lock.
+///
+/// The starting reference stays alive as long as the holder, also after a re-key, because
+/// `Shared.root` points at it unretained and a reader on another thread may have checked
+/// `rekeyed` just before it was set. References after it are released when replaced.
+@usableFromInline
+final class Holder<Value: Sendable>: MutableReference {
+  struct Target: Sendable {
+    let reader: any ReaderReference<Value>
+    let writer: (any MutableReference<Value>)?
+  }
+
+  private let initial: Target
+  /// Set once, by the first successful re-key; never cleared.
+  @usableFromInline let rekeyed = Atomic<Bool>(false)
+
+  /// Whether `load(_:)` re-pointed this holder. A relaxed load: a reader that misses a re-key
+  /// in progress reads the old key's value, as it would have a moment earlier.
+  @inlinable var isRekeyed: Bool { rekeyed.load(ordering: .relaxed) }
+  private let state = Lock<(current: Target?, loadError: (any Error)?)>((nil, nil))
+
+  init(_ reference: any MutableReference<Value>) {
+    initial = Target(reader: reference, writer: reference)
+  }
+
+  init(readOnly reference: any ReaderReference<Value>) {
+    initial = Target(reader: reference, writer: nil)
+  }
+
+  private var target: Target {
+    guard rekeyed.load(ordering: .acquiring) else { return initial }
+    return state.withLock { $0.current } ?? initial
+  }
+
+  private var writer: any MutableReference<Value> {
+    guard let writer = target.writer else {
+      preconditionFailure("a read-only value cannot be mutated")  // unreachable: no API
+    }
+    return writer
+  }
+
+  var root: AnyObject { target.reader.root }
+  var value: Value { target.reader.value }
+  var isLoading: Bool { target.reader.isLoading }
+  var saveError: (any Error)? { target.writer?.saveError }
+
+  /// The error of a failed re-key, else the current reference's.
+  var loadError: (any Error)? {
+    if let error = state.withLock({ $0.loadError }) { return error }
+    return target.reader.loadError
+  }
+
+  func load() async throws {
+    try await target.reader.load()
+    state.withLock { $0.loadError = nil }
+  }
+
+  func save() async throws { try await writer.save() }
+
+  func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
+    try writer.withLock(body)
+  }
+
+  func update<R: Sendable>(_ body: @Sendable (inout Value) throws -> R) async throws -> R {
+    try await writer.update(body)
+  }
+
+  func addListener(_ receive: @escaping @Sendable (Value) -> Void) -> ListenerToken {
+    target.reader.addListener(receive)
+  }
+
+  func addReceiver(_ receiver: any ValueReceiver<Value>) -> ListenerToken {
+    target.reader.addReceiver(receiver)
+  }
+
+  func announceValueChange() { target.reader.announceValueChange() }
+  func announceLoadError() { target.reader.announceLoadError() }
+
+  /// Points this holder at `key`: loads it first, and only if that succeeds joins (or creates)
+  /// the key's reference in the current storage scope and makes it current.
+  ///
+  /// A value the key loads replaces the reference's value; if nothing is stored, a new
+  /// reference starts from `defaultValue` (the key's own default, else this holder's value
+  /// now) and an existing one keeps its value. A failed load sets this holder's `loadError`,
+  /// throws, and leaves the holder where it was.
+  func load<K: SharedReaderKey<Value>>(
+    _ key: K, writer: () -> (any SharedKey<Value>)?, defaultValue: Value?, writable: Bool
+  ) async throws {
+    let initialValue = defaultValue ?? target.reader.value
+    let result = await withCheckedContinuation {
+      (continuation: CheckedContinuation<Result<Value?, any Error>, Never>) in
+      key.load(
+        context: .initialValue(initialValue),
+        continuation: LoadContinuation(observer: IssueReporting.observer) {
+          continuation.resume(returning: $0)
+        })
+    }
+    let loaded: Value?
+    switch result {
+    case .success(let value): loaded = value
+    case .failure(let error):
+      state.withLock { $0.loadError = error }
+      target.reader.announceLoadError()
+      throw error
+    }
+    let registry = SharedStorage.current.registry
+    let reference: Reference<Value>
+    if let existing = registry.existing(for: key) {
+      if let loaded { existing.applyLoaded(loaded) }
+      reference = existing
+    } else {
+      reference = registry.reference(
+        for: key, writer: writer, initialValue: { loaded ?? initialValue }, preloaded: true)
+    }
+    let previous = target
+    state.withLock {
+      $0.current = Target(reader: reference, writer: writable ? reference : nil)
+      $0.loadError = nil
+    }
+    rekeyed.store(true, ordering: .releasing)
+    // Whoever tracked the old value (Observation) re-reads and now sees the new key's.
+    previous.reader.announceValueChange()
+  }
+}
