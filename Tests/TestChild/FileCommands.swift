@@ -76,7 +76,69 @@ let fileCommands: [String: ChildCommand] = [
     }
     printLine("reads \(reads) undecodable \(undecodable)")
   },
+  // file-pingpong PATH PARITY TURNS: holds an Int counter (`throttle: .zero`) and adds one
+  // whenever it holds a value of its parity (value % 2 == PARITY) below TURNS, so two
+  // processes of opposite parities take turns. Prints `ready` once holding and `done N` once
+  // the counter reached TURNS (and `saw N` for each value it sees). A missed change from the
+  // other process stalls it for good.
+  "file-pingpong": { arguments in
+    guard arguments.count >= 3, let parity = Int(arguments[1]), let turns = Int(arguments[2])
+    else { throw ChildUsage("file-pingpong PATH PARITY TURNS") }
+    let key: FileStorageKey<Int> = .fileStorage(
+      URL(fileURLWithPath: arguments[0]), throttle: .zero)
+    let counter = Shared(wrappedValue: 0, key)
+    printLine("ready")
+    for await value in counter.values {
+      printLine("saw \(value)")  // For the failure message of a stalled run.
+      if value >= turns { break }
+      if value % 2 == parity {
+        counter.withLock { if $0 == value { $0 += 1 } }
+      }
+    }
+    printLine("done \(counter.wrappedValue)")
+  },
+  // file-save-umask PATH UMASK VALUE [PERMISSIONS]: sets the process's umask (octal), then
+  // saves VALUE through a holder (with the key's PERMISSIONS, octal, if given); prints
+  // `saved` or `error DESCRIPTION`.
+  "file-save-umask": { arguments in
+    guard arguments.count >= 3, let mask = mode_t(arguments[1], radix: 8),
+      let value = Int(arguments[2])
+    else { throw ChildUsage("file-save-umask PATH UMASK VALUE [PERMISSIONS]") }
+    let permissions = arguments.count > 3 ? Int(arguments[3], radix: 8) ?? 0o666 : 0o666
+    umask(mask)
+    let key: FileStorageKey<Int> = .fileStorage(
+      URL(fileURLWithPath: arguments[0]), permissions: permissions)
+    printLine(await saveThroughHolder(value, key))
+  },
+  // file-save-unprivileged PATH VALUE: when running as root, becomes `nobody` (uid and gid
+  // 65534, no supplementary groups) first, then saves VALUE through a holder; prints
+  // `saved` or `error DESCRIPTION` (and `dropped` before, when privileges were dropped).
+  "file-save-unprivileged": { arguments in
+    guard arguments.count >= 2, let value = Int(arguments[1]) else {
+      throw ChildUsage("file-save-unprivileged PATH VALUE")
+    }
+    if getuid() == 0 {
+      guard setgroups(0, nil) == 0, setgid(65534) == 0, setuid(65534) == 0 else {
+        throw ChildUsage("could not drop privileges: \(String(cString: strerror(errno)))")
+      }
+      printLine("dropped")
+    }
+    let key: FileStorageKey<Int> = .fileStorage(URL(fileURLWithPath: arguments[0]))
+    printLine(await saveThroughHolder(value, key))
+  },
 ]
+
+/// Holds `key`, sets the value to `value` and saves it explicitly: `saved` or `error …`.
+private func saveThroughHolder(_ value: Int, _ key: FileStorageKey<Int>) async -> String {
+  let holder = Shared(wrappedValue: 0, key)
+  holder.withLock { $0 = value }
+  do {
+    try await holder.save()
+    return "saved"
+  } catch {
+    return "error \(error)"
+  }
+}
 
 /// The length of a storm value.
 let stormLength = 500

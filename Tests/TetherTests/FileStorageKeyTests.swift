@@ -127,8 +127,9 @@ import Testing
   }
 
   // A writer killed between creating its temporary file and renaming it leaves the file
-  // behind. The next process to use the path removes such files once they are old enough
-  // that no live writer (in any process) can still own them, and nothing else.
+  // behind. The first key of a process in that directory removes such files (of any file in
+  // the directory) once they are old enough that no live writer (in any process) can still
+  // own them, and nothing else.
   @Test func temporaryFilesAbandonedByKilledWritersAreRemovedOnFirstUse() throws {
     let longAgo = Date().addingTimeInterval(-3_600)
     func file(_ name: String, modified: Date) throws -> String {
@@ -140,6 +141,7 @@ import Testing
     let abandoned = try file(".value.json.tether-Ab12Cd", modified: longAgo)
     let beingWritten = try file(".value.json.tether-Zz99Yy", modified: Date())
     let anotherFiles = try file(".other.json.tether-Ab12Cd", modified: longAgo)
+    let notOurs = try file("other.json.tether-Ab12Cd", modified: longAgo)
     let notATemporaryName = try file(".value.json.tether-Ab12Cd3", modified: longAgo)
 
     let key = key()
@@ -148,7 +150,8 @@ import Testing
 
     #expect(!FileManager.default.fileExists(atPath: abandoned))
     #expect(FileManager.default.fileExists(atPath: beingWritten))
-    #expect(FileManager.default.fileExists(atPath: anotherFiles))
+    #expect(!FileManager.default.fileExists(atPath: anotherFiles))
+    #expect(FileManager.default.fileExists(atPath: notOurs))
     #expect(FileManager.default.fileExists(atPath: notATemporaryName))
   }
 

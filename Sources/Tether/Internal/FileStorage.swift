@@ -15,8 +15,10 @@ import Synchronization
 final class FileStorage: Sendable {
   /// How a subscribed key turns bytes into a value, and where it reports changes.
   struct Subscriber: Sendable {
-    /// Decodes `data`, returning how to deliver the value, or the decoding error.
-    let prepare: @Sendable (Data) -> Result<@Sendable () -> Void, any Error>
+    /// The most bytes the subscribed key reads (``FileStorageKey/maximumFileSize``).
+    let maximumSize: Int
+    /// Decodes `data`, returning how to deliver the value, or throws the decoding error.
+    let prepare: @Sendable (Data) throws -> @Sendable () -> Void
     /// Reports that the file is gone (or empty).
     let deleted: @Sendable () -> Void
     /// Reports a failure.
@@ -37,7 +39,16 @@ final class FileStorage: Sendable {
   private struct PendingWrite {
     var encode: @Sendable () throws -> Data
     var decodes: @Sendable (Data) -> Bool
+    var options: WriteOptions
     var continuations: [SaveContinuation]
+  }
+
+  /// What a key asks of the files it writes and reads.
+  struct WriteOptions: Sendable {
+    /// The mode of a new file, before the umask (an existing file keeps its own).
+    var permissions: mode_t
+    /// The most bytes the key reads; a larger file is moved aside before it is replaced.
+    var maximumSize: Int
   }
 
   private struct State {
@@ -47,9 +58,11 @@ final class FileStorage: Sendable {
     var trailingTimer: FileTimer?
     var subscribers: [UInt64: Subscriber] = [:]
     var nextSubscriberID: UInt64 = 0
-    var watch: FileWatcher.Watch?
+    var watches: [FileWatcher.Watch] = []
     var refreshScheduled = false
     var writeCount = 0
+    /// Whether holders were told that the system refused to watch the file.
+    var reportedUnwatchable = false
   }
 
   let url: URL
@@ -67,39 +80,84 @@ final class FileStorage: Sendable {
 
   // MARK: - One storage per path
 
-  private static let registry = Lock<[String: FileStorage]>([:])
+  /// A registry entry: weak, so a path no key uses any more is forgotten (its storage goes
+  /// away with the last key; nothing is kept per path for the life of the process).
+  private struct Entry {
+    weak var storage: FileStorage?
+  }
+
+  private static let registry = Lock<[String: Entry]>([:])
+
+  /// The directories whose abandoned temporary files were already removed, so a new key in a
+  /// directory another key scanned does not list it again (10,000 keys in a populated
+  /// directory would otherwise list it 10,000 times). One entry per directory, cleared if it
+  /// ever grows past `scannedDirectoryLimit` (a rescan is only slower, never wrong).
+  private static let scannedDirectories = Lock<[String: Int]>([:])
+  private static let scannedDirectoryLimit = 4_096
 
   /// How old a temporary file must be before it counts as abandoned by a killed writer.
   static let abandonedTemporaryFileAge = Duration.seconds(300)
 
+  /// Flushes every pending write at normal process exit; registered on first use.
+  private static let exitFlush: Void = { atexit { FileStorage.flushAll() } }()
+
   /// The storage for `path`, an absolute, normalized path.
   ///
-  /// The first time this process touches `path`, its queue first removes temporary files
-  /// that writers killed mid-write left next to the file (ones older than
+  /// The first time this process touches a directory, the new storage's queue first removes
+  /// temporary files that writers killed mid-write left in it (ones older than
   /// ``abandonedTemporaryFileAge``), before any load or write.
   static func at(_ path: String) -> FileStorage {
-    let (storage, isNew, isFirst) = registry.withLock { storages in
-      if let existing = storages[path] { return (existing, false, false) }
+    let (storage, isNew) = registry.withLock { storages in
+      if let existing = storages[path]?.storage { return (existing, false) }
       let storage = FileStorage(path: path)
-      storages[path] = storage
-      return (storage, true, storages.count == 1)
+      storages[path] = Entry(storage: storage)
+      return (storage, true)
     }
-    if isFirst { atexit { FileStorage.flushAll() } }
-    if isNew {
+    _ = exitFlush
+    guard isNew else { return storage }
+    let directory = storage.url.deletingLastPathComponent().path
+    let needsScan = scannedDirectories.withLock { scanned in
+      guard scanned[directory] == nil else { return false }
+      if scanned.count >= scannedDirectoryLimit { scanned.removeAll() }
+      scanned[directory] = 1
+      return true
+    }
+    if needsScan {
       storage.queue.async {
-        FileSystem.removeAbandonedTemporaryFiles(of: path, olderThan: abandonedTemporaryFileAge)
+        FileSystem.removeAbandonedTemporaryFiles(
+          in: directory, olderThan: abandonedTemporaryFileAge)
       }
     }
     return storage
   }
 
+  deinit {
+    let path = self.path
+    Self.registry.withLock { storages in
+      // Another storage may already have taken the path since this one's last reference went.
+      if storages[path]?.storage == nil { storages[path] = nil }
+    }
+  }
+
   /// Writes every pending save now and waits for all writes to finish: the last chance,
   /// at normal process exit.
   static func flushAll() {
-    for storage in registry.withLock({ Array($0.values) }) {
+    for storage in registry.withLock({ $0.values.compactMap(\.storage) }) {
       storage.flush()
       storage.waitForWrites()
     }
+  }
+
+  /// Whether this process keeps a storage for `path` (for tests: a path nobody uses is
+  /// forgotten).
+  static func isRegistered(_ path: String) -> Bool {
+    registry.withLock { $0[path] != nil }
+  }
+
+  /// How many times this process listed `directory` for abandoned temporary files since the
+  /// bookkeeping was last cleared (for tests: at most once).
+  static func scanCount(of directory: String) -> Int {
+    scannedDirectories.withLock { $0[directory] ?? 0 }
   }
 
   /// How many times this process has written the file (for tests and benchmarks).
@@ -109,12 +167,13 @@ final class FileStorage: Sendable {
 
   /// Reads and decodes the file on the storage queue, waiting for it. A missing or empty
   /// file is `nil`. A file that does not decode is moved aside and reported as
-  /// ``FileStorageKeyError/decodingFailed(url:preservedAt:underlying:)``.
+  /// ``FileStorageKeyError/decodingFailed(url:preservedAt:underlying:)``; one above
+  /// `maximumSize`, or something other than a regular file, fails and is left in place.
   ///
   /// With `flushingPending`, a pending throttled write is written first, so the result is
   /// the newest value this process saved.
   func load<Value>(
-    flushingPending: Bool, decode: @Sendable (Data) throws -> Value
+    flushingPending: Bool, maximumSize: Int, decode: @Sendable (Data) throws -> Value
   ) -> Result<Value?, any Error> {
     onQueue {
       if flushingPending, let job = takePending() { perform(job, throttled: true) }
@@ -123,23 +182,40 @@ final class FileStorage: Sendable {
       if state.withLock({ $0.disk }) != .unknown { refresh() }
       let contents: (Data, FileStat)?
       do throws(FileSystemError) {
-        contents = try FileSystem.read(path)
+        contents = try FileSystem.read(path, maximumSize: maximumSize)
       } catch {
-        return .failure(FileStorageKeyError.readFailed(url: url, errno: error.code))
+        return .failure(readError(error, limit: maximumSize))
       }
-      guard let (data, identity) = contents, !data.isEmpty else {
-        let disk: Disk = contents.map { .present($0.1, Fingerprint($0.0)) } ?? .absent
-        state.withLock { $0.disk = disk }
+      guard let (data, identity) = contents else {
+        state.withLock { $0.disk = .absent }
         return .success(nil)
       }
-      do {
-        let value = try decode(data)
+      switch FileContents.interpret(data, maximumSize: maximumSize, decode: decode) {
+      case .empty:
+        state.withLock { $0.disk = .present(identity, Fingerprint(data)) }
+        return .success(nil)
+      case .value(let value):
         state.withLock { $0.disk = .present(identity, Fingerprint(data)) }
         return .success(value)
-      } catch {
+      case .tooLarge(let size):
+        return .failure(FileStorageKeyError.fileTooLarge(url: url, size: size, limit: maximumSize))
+      case .undecodable(let error):
         return .failure(quarantine(identity, underlying: error))
       }
     }
+  }
+
+  /// The typed error for a failed read.
+  private func readError(_ error: FileSystemError, limit: Int) -> FileStorageKeyError {
+    if let kind = error.nonRegularKind { return .notARegularFile(url: url, kind: kind) }
+    if let size = error.oversize { return .fileTooLarge(url: url, size: size, limit: limit) }
+    return .readFailed(url: url, errno: error.code)
+  }
+
+  /// The typed error for a failed write.
+  private func writeError(_ error: FileSystemError) -> FileStorageKeyError {
+    if let kind = error.nonRegularKind { return .notARegularFile(url: url, kind: kind) }
+    return .writeFailed(url: url, errno: error.code)
   }
 
   // MARK: - Saving
@@ -154,6 +230,7 @@ final class FileStorage: Sendable {
   func save(
     encode: @escaping @Sendable () throws -> Data,
     decodes: @escaping @Sendable (Data) -> Bool,
+    options: WriteOptions,
     immediate: Bool, window: Duration, clock: any FileStorageClock,
     continuation: SaveContinuation
   ) {
@@ -163,7 +240,8 @@ final class FileStorage: Sendable {
       if immediate {
         var continuations = state.pending?.continuations ?? []
         continuations.append(continuation)
-        let job = PendingWrite(encode: encode, decodes: decodes, continuations: continuations)
+        let job = PendingWrite(
+          encode: encode, decodes: decodes, options: options, continuations: continuations)
         state.pending = nil
         state.lastWrite = now
         enqueue(job, throttled: false)
@@ -174,20 +252,22 @@ final class FileStorage: Sendable {
         // The newer value replaces the pending one, which will never be written: its save
         // is complete. (Resuming it now also keeps memory flat under a mutation storm.)
         state.pending = PendingWrite(
-          encode: encode, decodes: decodes, continuations: [continuation])
+          encode: encode, decodes: decodes, options: options, continuations: [continuation])
         return (nil, pending.continuations)
       }
       if let lastWrite = state.lastWrite, now - lastWrite < window {
         state.pending = PendingWrite(
-          encode: encode, decodes: decodes, continuations: [continuation])
-        state.trailingTimer = clock.schedule(after: lastWrite + window - now) { [weak self] in
-          self?.writeTrailing(clock: clock)
+          encode: encode, decodes: decodes, options: options, continuations: [continuation])
+        // Strong: a pending write keeps its storage (and so its path) until it is written.
+        state.trailingTimer = clock.schedule(after: lastWrite + window - now) {
+          self.writeTrailing(clock: clock)
         }
         return (nil, [])
       }
       state.lastWrite = now
       enqueue(
-        PendingWrite(encode: encode, decodes: decodes, continuations: [continuation]),
+        PendingWrite(
+          encode: encode, decodes: decodes, options: options, continuations: [continuation]),
         throttled: true)
       return (nil, [])
     }
@@ -258,10 +338,8 @@ final class FileStorage: Sendable {
       }
       mayHoldUndecodableBytes = true
     }
-    if mayHoldUndecodableBytes, current != nil,
-      let (data, identity) = try? FileSystem.read(path), !data.isEmpty, !job.decodes(data)
-    {
-      _ = FileSystem.moveAside(path, expected: identity)
+    if mayHoldUndecodableBytes, let current {
+      moveAsideIfUndecodable(current, job: job)
     }
     let data: Data
     do {
@@ -272,15 +350,31 @@ final class FileStorage: Sendable {
       return
     }
     do throws(FileSystemError) {
-      let identity = try FileSystem.writeAtomically(data, to: path)
+      let identity = try FileSystem.writeAtomically(
+        data, to: path, permissions: job.options.permissions)
       state.withLock { state in
         state.disk = .present(identity, Fingerprint(data))
         state.writeCount += 1
       }
       job.continuations.forEach { $0.resume() }
     } catch {
-      let failure = FileStorageKeyError.writeFailed(url: url, errno: error.code)
+      let failure = writeError(error)
       job.continuations.forEach { $0.resume(throwing: failure) }
+    }
+  }
+
+  /// Moves the file aside if the writing key could not read it back (it does not decode, or
+  /// it is above the key's size cap), so the write about to replace it loses nothing.
+  private func moveAsideIfUndecodable(_ current: FileStat, job: PendingWrite) {
+    do throws(FileSystemError) {
+      if let (data, identity) = try FileSystem.read(path, maximumSize: job.options.maximumSize),
+        !data.isEmpty, !job.decodes(data)
+      {
+        _ = FileSystem.moveAside(path, expected: identity)
+      }
+    } catch {
+      // Too large to read: keep the bytes all the same. (Anything else: the write reports it.)
+      if error.oversize != nil { _ = FileSystem.moveAside(path, expected: current) }
     }
   }
 
@@ -302,33 +396,73 @@ final class FileStorage: Sendable {
     let (id, needsWatch) = state.withLock { state in
       state.nextSubscriberID += 1
       state.subscribers[state.nextSubscriberID] = subscriber
-      return (state.nextSubscriberID, state.watch == nil)
+      return (state.nextSubscriberID, state.watches.isEmpty)
     }
     if needsWatch {
-      let watch = FileWatcher.shared.watch(path) { [weak self] change in
-        // A file created in place is empty until its writer closes it; wait for that.
-        if change != .created { self?.scheduleRefresh() }
+      let watches = watchPaths().map { watched in
+        FileWatcher.shared.watch(watched) { [weak self] change in
+          switch change {
+          case .created: break  // Empty until its writer closes it; wait for that.
+          case .unwatchable(let code): self?.reportUnwatchable(errno: code)
+          default: self?.scheduleRefresh()
+          }
+        }
       }
-      let unused = state.withLock { state -> FileWatcher.Watch? in
-        guard state.watch == nil, !state.subscribers.isEmpty else { return watch }
-        state.watch = watch
-        return nil
+      let unused = state.withLock { state -> [FileWatcher.Watch] in
+        guard state.watches.isEmpty, !state.subscribers.isEmpty else { return watches }
+        state.watches = watches
+        return []
       }
-      unused?.cancel()
+      unused.forEach { $0.cancel() }
     }
     // The file may have changed between the load and the watch starting.
     scheduleRefresh()
     return { [weak self] in self?.unsubscribe(id) }
   }
 
-  private func unsubscribe(_ id: UInt64) {
-    let watch = state.withLock { state -> FileWatcher.Watch? in
-      state.subscribers[id] = nil
-      guard state.subscribers.isEmpty else { return nil }
-      defer { state.watch = nil }
-      return state.watch
+  /// The path, and the file at the end of a symbolic link there: a process writing through
+  /// the link (as this one does) changes the target's directory, not the link's.
+  private func watchPaths() -> [String] {
+    guard let target = try? FileSystem.resolveSymbolicLinks(path), target != path else {
+      return [path]
     }
-    watch?.cancel()
+    return [path, target]
+  }
+
+  /// The system refused to watch the file: tell every holder once (in `loadError`) and this
+  /// process's standard error once, and look now; the watcher checks periodically from here.
+  private func reportUnwatchable(errno code: Int32) {
+    let subscribers = state.withLock { state -> [Subscriber] in
+      guard !state.reportedUnwatchable else { return [] }
+      state.reportedUnwatchable = true
+      return Array(state.subscribers.values)
+    }
+    let error = FileStorageKeyError.watchUnavailable(
+      url: url, errno: code, checkingEvery: FileWatcher.fallbackInterval)
+    if !subscribers.isEmpty { Self.reportToStandardErrorOnce(error) }
+    subscribers.forEach { $0.failed(error) }
+    scheduleRefresh()
+  }
+
+  private static let reportedToStandardError = Atomic<Bool>(false)
+
+  private static func reportToStandardErrorOnce(_ error: FileStorageKeyError) {
+    guard !reportedToStandardError.exchange(true, ordering: .relaxed) else { return }
+    let advice = "raise fs.inotify.max_user_watches; reported once per process"
+    FileHandle.standardError.write(Data("Tether: \(error) (\(advice))\n".utf8))
+  }
+
+  private func unsubscribe(_ id: UInt64) {
+    let watches = state.withLock { state -> [FileWatcher.Watch] in
+      state.subscribers[id] = nil
+      guard state.subscribers.isEmpty else { return [] }
+      defer {
+        state.watches = []
+        state.reportedUnwatchable = false
+      }
+      return state.watches
+    }
+    watches.forEach { $0.cancel() }
     flush()
   }
 
@@ -351,12 +485,14 @@ final class FileStorage: Sendable {
       return state.disk
     }
     if Self.matches(known, FileSystem.stat(path)) { return false }
+    let listeners = state.withLock { Array($0.subscribers.values) }
+    let maximumSize = listeners.map(\.maximumSize).max() ?? FileStorageKeyDefaults.maximumFileSize
     let contents: (Data, FileStat)?
     do throws(FileSystemError) {
-      contents = try FileSystem.read(path)
+      contents = try FileSystem.read(path, maximumSize: maximumSize)
     } catch {
-      let failure = FileStorageKeyError.readFailed(url: url, errno: error.code)
-      state.withLock { $0.subscribers.values }.forEach { $0.failed(failure) }
+      let failure = readError(error, limit: maximumSize)
+      listeners.forEach { $0.failed(failure) }
       return false
     }
     let disk: Disk = contents.map { .present($0.1, Fingerprint($0.0)) } ?? .absent
@@ -385,10 +521,17 @@ final class FileStorage: Sendable {
       return true
     }
     for subscriber in subscribers {
-      switch subscriber.prepare(data) {
-      case .success(let deliver):
+      switch FileContents.interpret(
+        data, maximumSize: subscriber.maximumSize, decode: subscriber.prepare)
+      {
+      case .value(let deliver):
         deliver()
-      case .failure(let error):
+      case .empty:
+        subscriber.deleted()
+      case .tooLarge(let size):
+        subscriber.failed(
+          FileStorageKeyError.fileTooLarge(url: url, size: size, limit: subscriber.maximumSize))
+      case .undecodable(let error):
         // Not moved aside yet: another process may be in the middle of writing it in place.
         // The next write from this process moves it aside first.
         state.withLock { $0.disk = .corrupt(identity) }

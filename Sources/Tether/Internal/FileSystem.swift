@@ -39,8 +39,14 @@ struct Fingerprint: Equatable, Sendable {
 }
 
 /// The POSIX file operations the file strategy needs, with `errno` kept for typed errors.
+///
+/// The rules every file key keeps live here (DESIGN.md, "Hardening rules"): only regular files
+/// are read, never more than a size cap; a symbolic link at the path is followed and stays a
+/// link; new files get `0666 & ~umask` (or a key's tighter mode), existing ones keep their mode
+/// and owner; a file the process may not write is never replaced; and the identity recorded for
+/// a write is the written file's own, taken before the rename.
 package enum FileSystem {
-  /// The file's identity, or `nil` if nothing (or not a regular file) is there.
+  /// The file's identity (following symbolic links), or `nil` if nothing is there.
   static func stat(_ path: String) -> FileStat? {
     var raw = Foundation.stat()
     guard fstatat(AT_FDCWD, path, &raw, 0) == 0 else { return nil }
@@ -48,8 +54,23 @@ package enum FileSystem {
   }
 
   /// Reads the whole file: its bytes and identity, or `nil` if it does not exist.
-  static func read(_ path: String) throws(FileSystemError) -> (Data, FileStat)? {
-    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+  ///
+  /// Only a regular file is read: a FIFO, device, socket or directory at the path (or at the
+  /// end of a symbolic link) fails at once with `nonRegularKind` set, without opening it for
+  /// long (a FIFO is opened non-blocking, so a missing writer cannot hang the caller). A file
+  /// of more than `maximumSize` bytes fails with `oversize` set, having read at most one byte
+  /// more than the cap.
+  static func read(
+    _ path: String, maximumSize: Int = .max
+  ) throws(FileSystemError) -> (Data, FileStat)? {
+    var before = Foundation.stat()
+    guard fstatat(AT_FDCWD, path, &before, 0) == 0 else {
+      if errno == ENOENT || errno == ENOTDIR { return nil }
+      throw FileSystemError(errno)
+    }
+    // Sockets cannot be opened at all, and opening a device can have effects: classify first.
+    if let kind = nonRegularKind(before.st_mode) { throw FileSystemError(nonRegular: kind) }
+    let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
     guard descriptor >= 0 else {
       if errno == ENOENT || errno == ENOTDIR { return nil }
       throw FileSystemError(errno)
@@ -57,10 +78,19 @@ package enum FileSystem {
     defer { close(descriptor) }
     var raw = Foundation.stat()
     guard fstat(descriptor, &raw) == 0 else { throw FileSystemError(errno) }
-    var data = Data(count: max(0, Int(raw.st_size)))
+    // Replaced between the two looks: judge what was opened.
+    if let kind = nonRegularKind(raw.st_mode) { throw FileSystemError(nonRegular: kind) }
+    let size = max(0, Int(raw.st_size))
+    if size > maximumSize { throw FileSystemError(oversize: size) }
+    // One byte more than the cap allows tells a file that grew past it while being read.
+    let limit = maximumSize == .max ? Int.max : maximumSize + 1
+    var data = Data(count: min(limit, size))
     var filled = 0
     while true {
-      if filled == data.count { data.count += max(4096, data.count / 2) }
+      if filled == data.count {
+        if data.count >= limit { break }
+        data.count = min(limit, data.count + max(4096, data.count / 2))
+      }
       let count = data.withUnsafeMutableBytes { buffer in
         Foundation.read(descriptor, buffer.baseAddress! + filled, buffer.count - filled)
       }
@@ -71,8 +101,41 @@ package enum FileSystem {
       if count == 0 { break }
       filled += count
     }
+    if filled > maximumSize { throw FileSystemError(oversize: filled) }
     data.count = filled
     return (data, FileStat(raw))
+  }
+
+  /// What a file of this mode is, when it is not a regular file (`"a FIFO"`, …).
+  static func nonRegularKind(_ mode: mode_t) -> String? {
+    switch mode & S_IFMT {
+    case S_IFREG: return nil
+    case S_IFDIR: return "a directory"
+    case S_IFIFO: return "a FIFO"
+    case S_IFSOCK: return "a socket"
+    case S_IFCHR: return "a character device"
+    case S_IFBLK: return "a block device"
+    case S_IFLNK: return "a symbolic link"
+    default: return "not a regular file"
+    }
+  }
+
+  /// The file a write to `path` must replace: `path` itself or, when `path` is a symbolic link
+  /// (or a chain of them), the file at its end, which need not exist yet.
+  static func resolveSymbolicLinks(_ path: String) throws(FileSystemError) -> String {
+    var current = path
+    for _ in 0..<40 {
+      var raw = Foundation.stat()
+      guard lstat(current, &raw) == 0, raw.st_mode & S_IFMT == S_IFLNK else { return current }
+      var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+      let count = readlink(current, &buffer, buffer.count - 1)
+      guard count >= 0 else { throw FileSystemError(errno) }
+      let target = String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+      let directory = URL(fileURLWithPath: current).deletingLastPathComponent().path
+      let joined = target.hasPrefix("/") ? target : "\(directory)/\(target)"
+      current = URL(fileURLWithPath: joined).standardizedFileURL.path
+    }
+    throw FileSystemError(ELOOP)
   }
 
   /// The start of the names of `writeAtomically`'s temporary files for `path`:
@@ -82,24 +145,32 @@ package enum FileSystem {
     return "\(url.deletingLastPathComponent().path)/.\(url.lastPathComponent).tether-"
   }
 
-  /// Removes the temporary files of `path` that writers killed mid-write left behind: regular
-  /// files named `temporaryPrefix(of: path)` plus six characters and last modified more than
-  /// `age` ago. A live write (in any process) takes milliseconds, so its file is younger.
+  /// Whether `name` is the name of one of `writeAtomically`'s temporary files, for any file:
+  /// `.NAME.tether-` and six letters or digits.
+  static func isTemporaryName(_ name: String) -> Bool {
+    let marker = ".tether-"
+    guard name.hasPrefix("."), let range = name.range(of: marker, options: .backwards),
+      range.lowerBound > name.index(after: name.startIndex)
+    else { return false }
+    let suffix = name[range.upperBound...]
+    return suffix.count == 6 && suffix.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) }
+  }
+
+  /// Removes the temporary files that writers killed mid-write left in `directory`: regular
+  /// files named as `isTemporaryName` says and last modified more than `age` ago. A live write
+  /// (in any process) takes milliseconds, so its file is younger.
   ///
   /// - Returns: The paths removed.
   @discardableResult
   static func removeAbandonedTemporaryFiles(
-    of path: String, olderThan age: Duration, now: Date = Date()
+    in directory: String, olderThan age: Duration, now: Date = Date()
   ) -> [String] {
-    let prefix = temporaryPrefix(of: path)
-    let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
-    let namePrefix = String(prefix.dropFirst(directory.count + 1))
     guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else {
       return []
     }
     let cutoff = now.timeIntervalSince1970 - Double(age.components.seconds)
     var removed: [String] = []
-    for name in names where name.hasPrefix(namePrefix) && name.count == namePrefix.count + 6 {
+    for name in names where isTemporaryName(name) {
       let candidate = "\(directory)/\(name)"
       var raw = Foundation.stat()
       guard lstat(candidate, &raw) == 0, raw.st_mode & S_IFMT == S_IFREG else { continue }
@@ -111,16 +182,16 @@ package enum FileSystem {
   }
 
   /// Creates a new file `prefix` + six random characters, open for writing and closed on
-  /// `exec`. (`mkstemp` leaves the descriptor inheritable: a process the app spawns meanwhile
-  /// would keep the file open for writing, and its exit would report a write to watchers of
-  /// the file the temporary file has since become.)
+  /// `exec`, with `mode` less the umask. (`mkstemp` leaves the descriptor inheritable: a
+  /// process the app spawns meanwhile would keep the file open for writing, and its exit would
+  /// report a write to watchers of the file the temporary file has since become.)
   static func createTemporaryFile(
-    prefix: String
+    prefix: String, mode: mode_t = 0o600
   ) throws(FileSystemError) -> (descriptor: Int32, path: String) {
     let characters = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
     for _ in 0..<100 {
       let path = prefix + String((0..<6).map { _ in characters.randomElement()! })
-      let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+      let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
       if descriptor >= 0 { return (descriptor, path) }
       if errno != EEXIST { throw FileSystemError(errno) }
     }
@@ -131,22 +202,45 @@ package enum FileSystem {
   /// flushes it to disk (unless `sync` is false), then renames it over the file. Creates
   /// missing directories. (Also used by the remote-config cache, which skips the flush.)
   ///
-  /// - Returns: The identity of the new file.
+  /// - A symbolic link at `path` is followed: the file at its end is replaced (in its own
+  ///   directory), and the link stays a link.
+  /// - A new file gets `permissions` less the umask (`0666 & ~umask` by default); an existing
+  ///   file keeps its mode and, where the process may set it, its owner.
+  /// - An existing file this process may not write is left untouched: the write fails with
+  ///   `EACCES` (or `EROFS`) although the directory would allow the rename. Something other
+  ///   than a regular file at the path is never replaced.
+  ///
+  /// - Returns: The identity of the new file, taken from the written file before the rename:
+  ///   a `stat` of the path afterwards could already see another process's file.
   @discardableResult
   package static func writeAtomically(
-    _ data: Data, to path: String, sync: Bool = true
+    _ data: Data, to path: String, sync: Bool = true, permissions: mode_t = 0o666
   ) throws(FileSystemError) -> FileStat {
-    let url = URL(fileURLWithPath: path)
-    let directory = url.deletingLastPathComponent().path
+    let target = try resolveSymbolicLinks(path)
+    let directory = URL(fileURLWithPath: target).deletingLastPathComponent().path
     try createDirectories(directory)
-    let (descriptor, temporary) = try createTemporaryFile(prefix: temporaryPrefix(of: path))
+    var existing = Foundation.stat()
+    let exists = lstat(target, &existing) == 0
+    if exists {
+      if let kind = nonRegularKind(existing.st_mode) { throw FileSystemError(nonRegular: kind) }
+      guard faccessat(AT_FDCWD, target, W_OK, AT_EACCESS) == 0 else {
+        throw FileSystemError(errno)
+      }
+    }
+    // An existing file's mode is applied below; until then the new file is private.
+    let (descriptor, temporary) = try createTemporaryFile(
+      prefix: temporaryPrefix(of: target), mode: exists ? 0o600 : permissions & 0o777)
     var succeeded = false
     defer {
       if !succeeded { unlink(temporary) }
     }
-    // Keep the permissions of the file being replaced; new files get rw-r--r--.
-    let mode = stat(path).map { mode_t($0.mode & 0o7777) } ?? 0o644
-    fchmod(descriptor, mode)
+    if exists {
+      if existing.st_uid != geteuid() || existing.st_gid != getegid() {
+        // Only a privileged process may give the file away; others keep their own ownership.
+        _ = fchown(descriptor, existing.st_uid, existing.st_gid)
+      }
+      fchmod(descriptor, existing.st_mode & 0o7777)
+    }
     let written = data.withUnsafeBytes { buffer -> Int32 in
       var offset = 0
       while offset < buffer.count {
@@ -168,29 +262,37 @@ package enum FileSystem {
       close(descriptor)
       throw FileSystemError(code)
     }
+    var raw = Foundation.stat()
+    guard fstat(descriptor, &raw) == 0 else {
+      let code = errno
+      close(descriptor)
+      throw FileSystemError(code)
+    }
     close(descriptor)
-    guard rename(temporary, path) == 0 else { throw FileSystemError(errno) }
+    guard rename(temporary, target) == 0 else { throw FileSystemError(errno) }
     succeeded = true
-    guard let identity = stat(path) else { throw FileSystemError(errno) }
-    return identity
+    return FileStat(raw)
   }
 
   /// Moves the file aside as `NAME.corrupt-TIMESTAMP`, but only if it is still the version
-  /// `expected` describes (another process may have replaced it meanwhile).
+  /// `expected` describes (another process may have replaced it meanwhile). A symbolic link is
+  /// followed: the bytes it points to are moved, next to themselves.
   ///
   /// - Returns: Where the bytes went, or `nil` if the file changed or could not be moved.
   static func moveAside(_ path: String, expected: FileStat) -> URL? {
-    guard stat(path) == expected else { return nil }
+    guard stat(path) == expected, let target = try? resolveSymbolicLinks(path) else {
+      return nil
+    }
     let formatter = ISO8601DateFormatter()
     formatter.formatOptions = [.withYear, .withMonth, .withDay, .withTime, .withTimeZone]
     let stamp = formatter.string(from: Date())
-    var destination = "\(path).corrupt-\(stamp)"
     var attempt = 1
+    var destination = FileContents.preservedName(of: target, stamp: stamp, attempt: attempt)
     while stat(destination) != nil {
       attempt += 1
-      destination = "\(path).corrupt-\(stamp)-\(attempt)"
+      destination = FileContents.preservedName(of: target, stamp: stamp, attempt: attempt)
     }
-    guard rename(path, destination) == 0 else { return nil }
+    guard rename(target, destination) == 0 else { return nil }
     return URL(fileURLWithPath: destination)
   }
 
@@ -203,13 +305,35 @@ package enum FileSystem {
     }
     let parent = URL(fileURLWithPath: path).deletingLastPathComponent().path
     if parent != path { try createDirectories(parent) }
-    if mkdir(path, 0o755) != 0 && errno != EEXIST { throw FileSystemError(errno) }
+    if mkdir(path, 0o777) != 0 && errno != EEXIST { throw FileSystemError(errno) }
   }
 }
 
-/// A failed POSIX call.
+/// A failed file operation: a POSIX call's `errno`, or one of the file strategy's own refusals.
 package struct FileSystemError: Error {
-  /// The `errno` value.
+  /// The `errno` value (`EINVAL` for something that is not a regular file, `EFBIG` for a file
+  /// above the size cap).
   package let code: Int32
-  init(_ code: Int32) { self.code = code }
+  /// What is at the path, when it is not a regular file (`"a FIFO"`, `"a directory"`, …).
+  let nonRegularKind: String?
+  /// The file's size, when it is larger than the reader allows.
+  let oversize: Int?
+
+  init(_ code: Int32) {
+    self.code = code
+    nonRegularKind = nil
+    oversize = nil
+  }
+
+  init(nonRegular kind: String) {
+    code = EINVAL
+    nonRegularKind = kind
+    oversize = nil
+  }
+
+  init(oversize size: Int) {
+    code = EFBIG
+    nonRegularKind = nil
+    oversize = size
+  }
 }

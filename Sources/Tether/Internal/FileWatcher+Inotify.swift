@@ -3,6 +3,32 @@
 import Glibc
 #else
 import Musl
+
+/// Fault injection for tests: makes the inotify backend's watches on directories under a path
+/// fail as if the system refused them (for example `ENOSPC`, the watch limit), which a test
+/// cannot make the real kernel do on demand without starving every other test of watches.
+/// Production code never sets it.
+enum InotifyFaultInjection {
+  private static let refusals = Lock<[String: Int32]>([:])
+
+  /// From now on, watching `directory` or anything under it fails with `code`.
+  static func refuseWatches(under directory: String, errno code: Int32) {
+    refusals.withLock { $0[directory] = code }
+  }
+
+  /// Watches under `directory` succeed again.
+  static func stopRefusingWatches(under directory: String) {
+    refusals.withLock { $0[directory] = nil }
+  }
+
+  /// The injected refusal for a watch on `path`, if any.
+  static func refusal(for path: String) -> Int32? {
+    refusals.withLock { refusals in
+      guard !refusals.isEmpty else { return nil }
+      return refusals.first { path == $0.key || path.hasPrefix($0.key + "/") }?.value
+    }
+  }
+}
 #endif
 import Dispatch
 import Synchronization
@@ -30,18 +56,28 @@ final class InotifyBackend: FileWatcherBackend, Sendable {
     /// The entry name in the watched directory this registration cares about.
     var awaitedName: String { depth == components.count ? name : components[depth] }
     var isArmedAtTarget: Bool { depth == components.count }
+    /// Whether the system refused the watch, so the fallback timer checks for it.
+    var isPolling = false
+    /// Whether the refusal was reported (once per registration).
+    var reportedRefusal = false
   }
 
   private struct State {
     var registrations: [UInt64: Registration] = [:]
     var registrationsByDescriptor: [Int32: Set<UInt64>] = [:]
+    /// Runs every `FileWatcher.fallbackInterval` while a registration is polling.
+    var fallbackTimer: (any DispatchSourceTimer)?
   }
+
+  private typealias Deliveries = [(@Sendable (FileWatcher.Change) -> Void, FileWatcher.Change)]
 
   private static let mask: UInt32 =
     UInt32(IN_CLOSE_WRITE) | UInt32(IN_MOVED_TO) | UInt32(IN_MOVED_FROM) | UInt32(IN_CREATE)
     | UInt32(IN_DELETE) | UInt32(IN_DELETE_SELF) | UInt32(IN_MOVE_SELF) | UInt32(IN_ONLYDIR)
 
   private let descriptor: Int32
+  /// Why `inotify_init1` failed, when it did (every watch then falls back to checking).
+  private let initError: Int32
   private let state = Lock(State())
   private let queue = DispatchQueue(label: "tether.file-watcher")
   // Dispatch sources are thread-safe; the source is created once and never replaced.
@@ -56,6 +92,7 @@ final class InotifyBackend: FileWatcherBackend, Sendable {
   init(afterMissingDirectory: (@Sendable (String) -> Void)? = nil) {
     self.afterMissingDirectory = afterMissingDirectory
     descriptor = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+    initError = descriptor < 0 ? errno : 0
     source = DispatchSource.makeReadSource(fileDescriptor: max(descriptor, 0), queue: queue)
     guard descriptor >= 0 else { return }
     source.setEventHandler { [weak self] in self?.readEvents() }
@@ -63,6 +100,7 @@ final class InotifyBackend: FileWatcherBackend, Sendable {
   }
 
   deinit {
+    state.withLock { $0.fallbackTimer?.cancel() }
     source.cancel()
     if descriptor >= 0 { close(descriptor) }
   }
@@ -72,11 +110,14 @@ final class InotifyBackend: FileWatcherBackend, Sendable {
     handler: @escaping @Sendable (FileWatcher.Change) -> Void
   ) {
     let components = directory.split(separator: "/").map(String.init)
-    state.withLock { state in
+    let deliveries = state.withLock { state -> Deliveries in
       state.registrations[id] = Registration(
         components: components, name: name, handler: handler)
-      arm(id, in: &state)
+      var deliveries: Deliveries = []
+      arm(id, in: &state, into: &deliveries)
+      return deliveries
     }
+    for (handler, change) in deliveries { handler(change) }
   }
 
   func remove(id: UInt64) {
@@ -92,22 +133,32 @@ final class InotifyBackend: FileWatcherBackend, Sendable {
   /// parent taking effect; its creation event then never arrives. So once a watch on an
   /// ancestor is in place, the next level is tried again, and the backend goes deeper for as
   /// long as it finds one.
-  private func arm(_ id: UInt64, in state: inout State) {
-    guard descriptor >= 0, var registration = state.registrations[id] else { return }
+  ///
+  /// When the system refuses a watch for another reason than a missing directory (`ENOSPC`
+  /// at the watch limit, `ENOMEM`, `EACCES`), the registration falls back to the timer, which
+  /// reports `unknown` and tries again every `FileWatcher.fallbackInterval`; the first refusal
+  /// is reported to its handler as `unwatchable`.
+  private func arm(_ id: UInt64, in state: inout State, into deliveries: inout Deliveries) {
+    guard var registration = state.registrations[id] else { return }
     let components = registration.components
     func path(_ depth: Int) -> String { "/" + components.prefix(depth).joined(separator: "/") }
     var depth = components.count
     var watch: Int32 = -1
-    while true {
-      watch = inotify_add_watch(descriptor, path(depth), Self.mask)
+    var refusal: Int32? = descriptor < 0 ? initError : nil
+    while refusal == nil {
+      watch = addWatch(path(depth))
       if watch < 0 {
-        if depth == 0 { break }
+        let code = errno
+        guard code == ENOENT || code == ENOTDIR, depth > 0 else {
+          refusal = code
+          break
+        }
         afterMissingDirectory?(path(depth))
         depth -= 1
         continue
       }
       guard depth < components.count else { break }
-      let deeper = inotify_add_watch(descriptor, path(depth + 1), Self.mask)
+      let deeper = addWatch(path(depth + 1))
       guard deeper >= 0 else { break }
       // The next level appeared meanwhile: keep its watch, and drop the ancestor's unless
       // another registration uses it.
@@ -118,13 +169,65 @@ final class InotifyBackend: FileWatcherBackend, Sendable {
       depth += 1
       if depth == components.count { break }
     }
+    if let refusal {
+      detach(id, from: registration.descriptor, in: &state)
+      registration.descriptor = -1
+      registration.isPolling = true
+      if !registration.reportedRefusal {
+        registration.reportedRefusal = true
+        deliveries.append((registration.handler, .unwatchable(errno: refusal)))
+      }
+      state.registrations[id] = registration
+      startFallbackTimer(in: &state)
+      return
+    }
     if watch != registration.descriptor {
       detach(id, from: registration.descriptor, in: &state)
       if watch >= 0 { state.registrationsByDescriptor[watch, default: []].insert(id) }
     }
     registration.descriptor = watch
     registration.depth = depth
+    registration.isPolling = false
     state.registrations[id] = registration
+  }
+
+  /// `inotify_add_watch`, unless a test injects a refusal for `path`.
+  private func addWatch(_ path: String) -> Int32 {
+    if let code = InotifyFaultInjection.refusal(for: path) {
+      errno = code
+      return -1
+    }
+    return inotify_add_watch(descriptor, path, Self.mask)
+  }
+
+  private func startFallbackTimer(in state: inout State) {
+    guard state.fallbackTimer == nil else { return }
+    let timer = DispatchSource.makeTimerSource(queue: queue)
+    let interval = FileWatcher.fallbackInterval
+    let nanoseconds = Int(interval.components.seconds) * 1_000_000_000
+    timer.schedule(
+      deadline: .now() + .nanoseconds(nanoseconds), repeating: .nanoseconds(nanoseconds))
+    timer.setEventHandler { [weak self] in self?.checkRefusedWatches() }
+    timer.resume()
+    state.fallbackTimer = timer
+  }
+
+  /// The fallback timer's tick: tries again to watch each refused registration and tells it to
+  /// look at its file; stops the timer once the system accepts every watch.
+  private func checkRefusedWatches() {
+    let deliveries = state.withLock { state -> Deliveries in
+      var deliveries: Deliveries = []
+      for (id, registration) in state.registrations where registration.isPolling {
+        arm(id, in: &state, into: &deliveries)
+        deliveries.append((registration.handler, .unknown))
+      }
+      if !state.registrations.values.contains(where: \.isPolling) {
+        state.fallbackTimer?.cancel()
+        state.fallbackTimer = nil
+      }
+      return deliveries
+    }
+    for (handler, change) in deliveries { handler(change) }
   }
 
   private func detach(_ id: UInt64, from watch: Int32, in state: inout State) {
@@ -146,7 +249,7 @@ final class InotifyBackend: FileWatcherBackend, Sendable {
     while true {
       let count = read(descriptor, buffer, capacity)
       guard count > 0 else { return }
-      var deliveries: [(@Sendable (FileWatcher.Change) -> Void, FileWatcher.Change)] = []
+      var deliveries: Deliveries = []
       state.withLock { state in
         var offset = 0
         while offset + MemoryLayout<inotify_event>.size <= count {
@@ -166,13 +269,13 @@ final class InotifyBackend: FileWatcherBackend, Sendable {
 
   private func route(
     _ event: inotify_event, name: String, in state: inout State,
-    into deliveries: inout [(@Sendable (FileWatcher.Change) -> Void, FileWatcher.Change)]
+    into deliveries: inout Deliveries
   ) {
     let mask = event.mask
     if mask & UInt32(IN_Q_OVERFLOW) != 0 {
       // Events were lost: every watch must look again.
       for id in Array(state.registrations.keys) {
-        arm(id, in: &state)
+        arm(id, in: &state, into: &deliveries)
         if let registration = state.registrations[id] {
           deliveries.append((registration.handler, .unknown))
         }
@@ -192,7 +295,7 @@ final class InotifyBackend: FileWatcherBackend, Sendable {
       if directoryGone {
         // Re-arm on whatever is there now: the directory may already be back, holding the
         // file again, in which case only a fresh look can tell what is there.
-        arm(id, in: &state)
+        arm(id, in: &state, into: &deliveries)
         let rearmedAtTarget = state.registrations[id]?.isArmedAtTarget ?? false
         deliveries.append((registration.handler, rearmedAtTarget ? .unknown : .removed))
         continue
@@ -202,7 +305,7 @@ final class InotifyBackend: FileWatcherBackend, Sendable {
         deliveries.append((registration.handler, Self.change(for: mask)))
       } else if mask & (UInt32(IN_CREATE) | UInt32(IN_MOVED_TO)) != 0 {
         // A directory on the path appeared: watch deeper. The file may already be there.
-        arm(id, in: &state)
+        arm(id, in: &state, into: &deliveries)
         deliveries.append((registration.handler, .unknown))
       }
     }
@@ -214,6 +317,32 @@ final class InotifyBackend: FileWatcherBackend, Sendable {
     if mask & UInt32(IN_CREATE) != 0 { return .created }
     if mask & (UInt32(IN_DELETE) | UInt32(IN_MOVED_FROM)) != 0 { return .removed }
     return .unknown
+  }
+}
+
+/// Fault injection for tests: makes the inotify backend's watches on directories under a path
+/// fail as if the system refused them (for example `ENOSPC`, the watch limit), which a test
+/// cannot make the real kernel do on demand without starving every other test of watches.
+/// Production code never sets it.
+enum InotifyFaultInjection {
+  private static let refusals = Lock<[String: Int32]>([:])
+
+  /// From now on, watching `directory` or anything under it fails with `code`.
+  static func refuseWatches(under directory: String, errno code: Int32) {
+    refusals.withLock { $0[directory] = code }
+  }
+
+  /// Watches under `directory` succeed again.
+  static func stopRefusingWatches(under directory: String) {
+    refusals.withLock { $0[directory] = nil }
+  }
+
+  /// The injected refusal for a watch on `path`, if any.
+  static func refusal(for path: String) -> Int32? {
+    refusals.withLock { refusals in
+      guard !refusals.isEmpty else { return nil }
+      return refusals.first { path == $0.key || path.hasPrefix($0.key + "/") }?.value
+    }
   }
 }
 #endif

@@ -6,12 +6,15 @@ import Synchronization
 /// A watch names a file that may not exist yet, in a directory that may not exist yet. The
 /// watcher observes the file's directory (so an atomic replace, which swaps the directory
 /// entry, is seen as well as an in-place write) or, while the directory is missing, its
-/// nearest existing ancestor, re-arming as directories appear and disappear. Nothing polls.
+/// nearest existing ancestor, re-arming as directories appear and disappear. Nothing polls
+/// while the system accepts the watches.
 ///
 /// Handlers run on the watcher's own serial queue, one event at a time, and must return
 /// quickly; they are never called while the watcher holds its lock. The platform mechanism
 /// lives behind ``FileWatcherBackend``: inotify on Linux, Dispatch file-system sources on
-/// Apple platforms.
+/// Apple platforms. When the system refuses a watch (the inotify watch limit), the watch falls
+/// back to checking every ``fallbackInterval`` and says so once (`unwatchable`): it never goes
+/// silently stale.
 final class FileWatcher: Sendable {
   /// What happened to a watched file, as precisely as the platform can tell.
   enum Change: Sendable, Equatable {
@@ -28,7 +31,15 @@ final class FileWatcher: Sendable {
     /// Something changed that may concern the file (a directory on its path appeared or
     /// vanished, events were lost, or the platform cannot tell more): look again.
     case unknown
+    /// The system refused to watch the file (`errno`; `ENOSPC` when the inotify watch limit is
+    /// reached). Until a watch succeeds the watcher checks instead: it reports `unknown` every
+    /// ``FileWatcher/fallbackInterval`` and tries to watch again. Reported once per watch.
+    case unwatchable(errno: Int32)
   }
+
+  /// How often a file the system refused to watch is looked at instead: one second, so a
+  /// change arrives at most about a second late, for the cost of one `stat` per second.
+  static let fallbackInterval = Duration.seconds(1)
 
   /// The watcher the file strategy shares: one kernel instance for every watched file.
   static let shared = FileWatcher()

@@ -27,6 +27,11 @@ import Foundation
 ///   writes are not reported back as changes.
 /// - A file that does not decode sets `loadError`, the default is used, and the bytes are
 ///   moved aside as `NAME.corrupt-TIMESTAMP` before anything overwrites them.
+/// - Only regular files are read, never more than ``maximumFileSize`` bytes (64 MiB by
+///   default); a FIFO, device, socket or directory at the path is an error at once. A symbolic
+///   link at the path is followed, and stays a link when the file is saved.
+/// - New files get `0666 & ~umask` (or the key's tighter ``permissions``); an existing file
+///   keeps its mode. A file this process may not write is never replaced: the save fails.
 ///
 /// Keys for the same file share one reference, however the path is spelled:
 /// `/a/b.json`, `/a//b.json` and `/a/./b.json` are one value.
@@ -42,6 +47,18 @@ public struct FileStorageKey<Value: Sendable>: SharedKey {
   public let url: URL
   /// How long saves after a write are held back and coalesced into one trailing write.
   public let throttle: Duration
+  /// The mode a new file is created with, before the process's umask removes bits: `0o666`
+  /// by default (so `0o644` under the usual umask `022`); `0o600` keeps a file private. An
+  /// existing file keeps its own mode.
+  public let permissions: Int
+  /// The largest file, in bytes, the key reads; a larger one fails to load with
+  /// ``FileStorageKeyError/fileTooLarge(url:size:limit:)`` and is never read into memory.
+  /// ``defaultMaximumFileSize`` unless the key was created with another limit.
+  public let maximumFileSize: Int
+
+  /// The size cap of keys that do not choose one: 64 MiB, far above any settings or state
+  /// file, and small enough that a wrong path (a log, a disk image) cannot exhaust memory.
+  public static var defaultMaximumFileSize: Int { FileStorageKeyDefaults.maximumFileSize }
 
   let storage: FileStorage
   let clock: any FileStorageClock
@@ -53,26 +70,32 @@ public struct FileStorageKey<Value: Sendable>: SharedKey {
   /// - Parameters:
   ///   - url: A file URL. Relative paths are resolved against the current directory.
   ///   - throttle: The throttle window for saves made through `withLock`.
+  ///   - permissions: The mode of a new file before the umask (see ``permissions``).
+  ///   - maximumFileSize: The largest file the key reads (see ``maximumFileSize``).
   ///   - decode: Turns the file's bytes into a value; a thrown error marks the file corrupt.
   ///   - encode: Turns a value into the bytes to write.
   public init(
-    url: URL, throttle: Duration = .seconds(1),
+    url: URL, throttle: Duration = .seconds(1), permissions: Int = 0o666,
+    maximumFileSize: Int = FileStorageKeyDefaults.maximumFileSize,
     decode: @escaping @Sendable (Data) throws -> Value,
     encode: @escaping @Sendable (Value) throws -> Data
   ) {
     self.init(
-      url: url, throttle: throttle, clock: SystemFileStorageClock(), decode: decode,
-      encode: encode)
+      url: url, throttle: throttle, clock: SystemFileStorageClock(), permissions: permissions,
+      maximumFileSize: maximumFileSize, decode: decode, encode: encode)
   }
 
   init(
-    url: URL, throttle: Duration, clock: any FileStorageClock,
+    url: URL, throttle: Duration, clock: any FileStorageClock, permissions: Int = 0o666,
+    maximumFileSize: Int = FileStorageKeyDefaults.maximumFileSize,
     decode: @escaping @Sendable (Data) throws -> Value,
     encode: @escaping @Sendable (Value) throws -> Data
   ) {
     let path = Self.normalize(url)
     self.url = URL(fileURLWithPath: path)
     self.throttle = max(.zero, throttle)
+    self.permissions = permissions & 0o777
+    self.maximumFileSize = max(0, maximumFileSize)
     self.storage = FileStorage.at(path)
     self.clock = clock
     self.decode = decode
@@ -88,7 +111,9 @@ public struct FileStorageKey<Value: Sendable>: SharedKey {
   public func load(context: LoadContext<Value>, continuation: LoadContinuation<Value>) {
     let isUserInitiated: Bool
     if case .userInitiated = context { isUserInitiated = true } else { isUserInitiated = false }
-    continuation.resume(with: storage.load(flushingPending: isUserInitiated, decode: decode))
+    continuation.resume(
+      with: storage.load(
+        flushingPending: isUserInitiated, maximumSize: maximumFileSize, decode: decode))
   }
 
   /// Watches the file's directory and reports changes made by others: a new value, the
@@ -99,8 +124,10 @@ public struct FileStorageKey<Value: Sendable>: SharedKey {
     let decode = self.decode
     let unsubscribe = storage.subscribe(
       FileStorage.Subscriber(
+        maximumSize: maximumFileSize,
         prepare: { data in
-          Result { try decode(data) }.map { value in { subscriber.yield(value) } }
+          let value = try decode(data)
+          return { subscriber.yield(value) }
         },
         deleted: { subscriber.yieldReturningInitialValue() },
         failed: { subscriber.yield(throwing: $0) }
@@ -117,8 +144,13 @@ public struct FileStorageKey<Value: Sendable>: SharedKey {
     storage.save(
       encode: { try encode(value) },
       decodes: { (try? decode($0)) != nil },
+      options: writeOptions,
       immediate: context == .userInitiated, window: throttle, clock: clock,
       continuation: continuation)
+  }
+
+  var writeOptions: FileStorage.WriteOptions {
+    FileStorage.WriteOptions(permissions: mode_t(permissions), maximumSize: maximumFileSize)
   }
 
   /// `/a//b/./c.json` → `/a/b/c.json`, with symbolic links in the existing part of the path
@@ -148,16 +180,25 @@ extension SharedReaderKey {
   /// ```
   ///
   /// - Parameters:
+  /// The default encoder writes keys sorted (`.sortedKeys`), so saving the same value twice
+  /// writes the same bytes and diffs of the file stay small.
+  ///
+  /// - Parameters:
   ///   - url: The file. Missing directories are created on the first save.
   ///   - decoder: The decoder for the file's contents.
-  ///   - encoder: The encoder for saves.
+  ///   - encoder: The encoder for saves (default: a `JSONEncoder` with `.sortedKeys`).
   ///   - throttle: How long later saves are coalesced after a write (default one second).
+  ///   - permissions: The mode of a new file before the umask (default `0o666`; `0o600` keeps
+  ///     it private). An existing file keeps its mode.
+  ///   - maximumFileSize: The largest file the key reads (default 64 MiB).
   public static func fileStorage<Value: Codable & Sendable>(
-    _ url: URL, decoder: JSONDecoder = JSONDecoder(), encoder: JSONEncoder = JSONEncoder(),
-    throttle: Duration = .seconds(1)
+    _ url: URL, decoder: JSONDecoder = JSONDecoder(),
+    encoder: JSONEncoder = FileStorageKeyDefaults.encoder(),
+    throttle: Duration = .seconds(1), permissions: Int = 0o666,
+    maximumFileSize: Int = FileStorageKeyDefaults.maximumFileSize
   ) -> Self where Self == FileStorageKey<Value> {
     FileStorageKey(
-      url: url, throttle: throttle,
+      url: url, throttle: throttle, permissions: permissions, maximumFileSize: maximumFileSize,
       decode: { try decoder.decode(Value.self, from: $0) },
       encode: { try encoder.encode($0) })
   }
@@ -175,11 +216,16 @@ extension SharedReaderKey {
   ///   - decode: Turns the file's bytes into a value; throw to mark the file corrupt.
   ///   - encode: Turns a value into bytes.
   ///   - throttle: How long later saves are coalesced after a write (default one second).
+  ///   - permissions: The mode of a new file before the umask (default `0o666`).
+  ///   - maximumFileSize: The largest file the key reads (default 64 MiB).
   public static func fileStorage<Value: Sendable>(
     _ url: URL, decode: @escaping @Sendable (Data) throws -> Value,
-    encode: @escaping @Sendable (Value) throws -> Data, throttle: Duration = .seconds(1)
+    encode: @escaping @Sendable (Value) throws -> Data, throttle: Duration = .seconds(1),
+    permissions: Int = 0o666, maximumFileSize: Int = FileStorageKeyDefaults.maximumFileSize
   ) -> Self where Self == FileStorageKey<Value> {
-    FileStorageKey(url: url, throttle: throttle, decode: decode, encode: encode)
+    FileStorageKey(
+      url: url, throttle: throttle, permissions: permissions, maximumFileSize: maximumFileSize,
+      decode: decode, encode: encode)
   }
 }
 
@@ -187,4 +233,18 @@ extension FileStorageKey {
   /// How many times this process has written the key's file so far (for benchmarks and
   /// diagnostics; not part of the stable API).
   @_spi(Diagnostics) public var writeCount: Int { storage.writeCount }
+}
+
+/// The defaults of file keys, in one place so every way of creating a key agrees.
+public enum FileStorageKeyDefaults {
+  /// 64 MiB: the size cap of a key that does not choose one (``FileStorageKey/maximumFileSize``).
+  public static let maximumFileSize = 64 * 1024 * 1024
+
+  /// The encoder of `.fileStorage(_:)` for `Codable` values: JSON with sorted keys, so the same
+  /// value always writes the same bytes (stable diffs, no rewrite of an unchanged file's order).
+  public static func encoder() -> JSONEncoder {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys]
+    return encoder
+  }
 }
