@@ -76,7 +76,9 @@ extension RemoteConfig {
   /// else an empty string with source `.static` (as Firebase's `configValue(forKey:)`).
   public func configValue(forKey name: String) -> ConfigValue {
     state.withLock { state in
-      if let raw = state.active.entries[name] { return ConfigValue(raw: raw, source: .remote) }
+      if let raw = state.active.entries[name] {
+        return ConfigValue(raw: raw, source: .remote, evaluation: state.active.evaluations[name])
+      }
       if let raw = state.defaults[name] { return ConfigValue(raw: raw, source: .default) }
       return ConfigValue(raw: .string(""), source: .static)
     }
