@@ -10,6 +10,7 @@ import Foundation
 // - writing a parsed document and parsing it again gives the same value: what the cache holds
 //   is what was active, so a restart never changes a value (issue #9, item 13).
 
+/// libFuzzer's entry point: checks the properties above for one input.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
   let data = Data(bytes: start, count: count)

@@ -10,6 +10,7 @@ import Foundation
 // - an accepted entity tag is echoed unchanged and is itself accepted again;
 // - an accepted Last-Modified parses as an HTTP date.
 
+/// libFuzzer's entry point: checks the properties above for one input.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
   let text = String(decoding: UnsafeRawBufferPointer(start: start, count: count), as: UTF8.self)

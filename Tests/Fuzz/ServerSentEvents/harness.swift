@@ -9,6 +9,7 @@ import Foundation
 //   boundary inside a CRLF or a field changes nothing);
 // - no event's data exceeds the limit, and the retry time is range-checked.
 
+/// libFuzzer's entry point: checks the properties above for one input.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
   let bytes = Array(UnsafeRawBufferPointer(start: start, count: count))
