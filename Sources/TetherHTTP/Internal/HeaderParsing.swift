@@ -28,7 +28,7 @@ enum HeaderParsing {
   static func maxAge(cacheControl text: String, shared: Bool = false) -> Int? {
     var result: Int?
     for directive in text.split(separator: ",") {
-      let parts = directive.split(separator: "=", maxSplits: 1)
+      let parts = directive.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
       let name = parts[0].trimmingCharacters(in: .whitespaces).lowercased()
       guard name == "max-age" || (shared && name == "s-maxage"), parts.count == 2 else { continue }
       var value = parts[1].trimmingCharacters(in: .whitespaces)
