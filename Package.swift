@@ -13,6 +13,7 @@ let package = Package(
     .library(name: "TetherTesting", targets: ["TetherTesting"]),
     .executable(name: "tour", targets: ["Tour"]),
     .executable(name: "custom-strategy", targets: ["CustomStrategy"]),
+    .executable(name: "http-status", targets: ["HTTPStatus"]),
     .executable(name: "tether-bench", targets: ["TetherBench"]),
   ],
   targets: [
@@ -35,8 +36,13 @@ let package = Package(
       path: "Examples/CustomStrategy"
     ),
     .executableTarget(
+      name: "HTTPStatus",
+      dependencies: ["Tether", "TetherHTTP", "TestSupport"],
+      path: "Examples/HTTPStatus"
+    ),
+    .executableTarget(
       name: "TetherBench",
-      dependencies: ["Streams", "Tether", "TetherRemoteConfig", "TestSupport"],
+      dependencies: ["Streams", "Tether", "TetherHTTP", "TetherRemoteConfig", "TestSupport"],
       path: "Benchmarks/TetherBench"
     ),
 
