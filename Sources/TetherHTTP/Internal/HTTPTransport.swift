@@ -169,35 +169,19 @@ final class HTTPTransport: NSObject, URLSessionDataDelegate, @unchecked Sendable
       guard var transfer = transfers[id] else { return nil }
       transfer.redirects += 1
       transfers[id] = transfer
-      let from = HTTPError.redacted(transfer.url)
-      guard let target = request.url else {
-        return .failure(.redirectRefused(url: from, reason: "the redirect has no target"))
+      let headers = Array((request.allHTTPHeaderFields ?? [:]).keys)
+      switch RedirectRule.decide(
+        original: transfer.url, previous: response.url ?? transfer.url, target: request.url,
+        redirects: transfer.redirects, maximumRedirects: transfer.maximumRedirects,
+        headerNames: headers, sensitiveHeaders: transfer.sensitiveHeaders)
+      {
+      case .refuse(let error):
+        return .failure(error)
+      case .follow(let stripped):
+        var next = request
+        for name in stripped { next.setValue(nil, forHTTPHeaderField: name) }
+        return .success(next)
       }
-      if transfer.redirects > transfer.maximumRedirects {
-        return .failure(
-          .redirectRefused(
-            url: from, reason: "more than \(transfer.maximumRedirects) redirects"))
-      }
-      let previous = response.url ?? transfer.url
-      if previous.scheme?.lowercased() == "https", target.scheme?.lowercased() != "https" {
-        return .failure(
-          .redirectRefused(
-            url: from, reason: "a redirect from https to \(target.scheme ?? "?") is never followed")
-        )
-      }
-      guard ["http", "https"].contains(target.scheme?.lowercased() ?? "") else {
-        return .failure(.redirectRefused(url: from, reason: "the redirect is not to http(s)"))
-      }
-      var next = request
-      if Origin(transfer.url) != Origin(target) {
-        // Credentials stay with the origin they were configured for.
-        let stripped = Self.credentialHeaders.union(transfer.sensitiveHeaders)
-        for name in (next.allHTTPHeaderFields ?? [:]).keys
-        where stripped.contains(name.lowercased()) {
-          next.setValue(nil, forHTTPHeaderField: name)
-        }
-      }
-      return .success(next)
     }
     switch decision {
     case .success(let next)?:
@@ -367,6 +351,48 @@ struct RawHTTPResponse: Sendable {
   var status: Int
   var headers: [String: String]
   var body: Data
+}
+
+/// What to do with one redirect: the transport's redirect rules as a pure function.
+enum RedirectRule {
+  enum Decision: Equatable {
+    /// Follow it without the named headers.
+    case follow(stripping: [String])
+    /// Do not follow it; the request fails with this error.
+    case refuse(HTTPError)
+  }
+
+  /// At most `maximumRedirects`; never from `https` to anything else; only to http(s); the
+  /// credentials (`Authorization`, `Cookie`, `Proxy-Authorization` and `sensitiveHeaders`,
+  /// lower-cased) are stripped when the target's origin differs from the original request's.
+  static func decide(
+    original: URL, previous: URL, target: URL?, redirects: Int, maximumRedirects: Int,
+    headerNames: [String], sensitiveHeaders: Set<String>
+  ) -> Decision {
+    let from = HTTPError.redacted(original)
+    guard let target else {
+      return .refuse(.redirectRefused(url: from, reason: "the redirect has no target"))
+    }
+    if redirects > maximumRedirects {
+      return .refuse(.redirectRefused(url: from, reason: "more than \(maximumRedirects) redirects"))
+    }
+    let scheme = target.scheme?.lowercased() ?? ""
+    if previous.scheme?.lowercased() == "https" || original.scheme?.lowercased() == "https",
+      scheme != "https"
+    {
+      return .refuse(
+        .redirectRefused(
+          url: from,
+          reason: "a redirect from https to \(scheme.isEmpty ? "?" : scheme) is never followed"
+        ))
+    }
+    guard scheme == "http" || scheme == "https" else {
+      return .refuse(.redirectRefused(url: from, reason: "the redirect is not to http(s)"))
+    }
+    guard Origin(original) != Origin(target) else { return .follow(stripping: []) }
+    let credentials = HTTPTransport.credentialHeaders.union(sensitiveHeaders)
+    return .follow(stripping: headerNames.filter { credentials.contains($0.lowercased()) }.sorted())
+  }
 }
 
 /// An origin in the sense of RFC 6454: scheme, host and port (the scheme's default filled in).
