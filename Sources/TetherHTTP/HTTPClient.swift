@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import Synchronization
 
@@ -255,6 +256,70 @@ public final class HTTPClient: Sendable {
     }
     continuation.onTermination = { _ in cancel() }
     return events
+  }
+
+  /// Sends `request` and returns as soon as the head arrives, with the body as a stream of
+  /// chunks read as they arrive: for long-lived responses such as a watch.
+  ///
+  /// ```swift
+  /// let response = try await client.streamingResponse(for: watchRequest)
+  /// guard response.status == 200 else { … }
+  /// for try await chunk in response.body { parser.feed(chunk) }
+  /// ```
+  ///
+  /// No retries and no size limit on the whole body (each chunk is as small as the network
+  /// delivers it); interceptors' `prepare` runs. The body stream ends when the server ends
+  /// the body and throws ``HTTPError`` when the connection fails. Cancelling the task that
+  /// iterates the body (or dropping the stream) closes the connection.
+  ///
+  /// - Throws: ``HTTPError`` when no head arrives (unreachable, timed out, cancelled).
+  public func streamingResponse(
+    for request: HTTPRequest
+  ) async throws(HTTPError) -> HTTPStreamingResponse {
+    var prepared = request
+    do {
+      for interceptor in interceptors { try await interceptor.prepare(&prepared) }
+    } catch {
+      throw Self.interceptorError(error)
+    }
+    let (body, bodyContinuation) = AsyncThrowingStream<Data, any Error>.makeStream()
+    let head = Mutex<CheckedContinuation<(Int, [String: String]), any Error>?>(nil)
+    let timeout = (prepared.timeout ?? self.timeout).seconds
+    let url = HTTPError.redacted(prepared.url)
+    let cancelBox = Mutex<(@Sendable () -> Void)?>(nil)
+    do {
+      let (status, headers) = try await withTaskCancellationHandler {
+        try await withCheckedThrowingContinuation { continuation in
+          head.withLock { $0 = continuation }
+          let cancel = stream(prepared) { event in
+            switch event {
+            case .head(let status, let headers):
+              head.withLock { $0.take() }?.resume(returning: (status, headers))
+            case .chunk(let data):
+              bodyContinuation.yield(data)
+            case .end(let error):
+              head.withLock { $0.take() }?.resume(throwing: error ?? HTTPError.cancelled)
+              bodyContinuation.finish(throwing: error)
+            }
+          }
+          cancelBox.withLock { $0 = cancel }
+          bodyContinuation.onTermination = { _ in cancel() }
+          DispatchQueue.global().asyncAfter(deadline: .now() + min(timeout, 1e9)) {
+            guard let waiting = head.withLock({ $0.take() }) else { return }
+            waiting.resume(throwing: HTTPError.timedOut(url: url, after: timeout))
+            cancel()
+          }
+        }
+      } onCancel: {
+        head.withLock { $0.take() }?.resume(throwing: HTTPError.cancelled)
+        cancelBox.withLock { $0 }?()
+      }
+      return HTTPStreamingResponse(status: status, headers: headers, body: body)
+    } catch let error as HTTPError {
+      throw error
+    } catch {
+      throw .cancelled
+    }
   }
 
   /// Opens `request` as a stream: `handler` gets the head, each chunk and the end. The

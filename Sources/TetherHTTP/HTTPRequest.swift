@@ -114,3 +114,13 @@ public struct HTTPResponseMessage: Sendable, Hashable {
     header("cache-control").flatMap { HeaderParsing.maxAge(cacheControl: $0) }
   }
 }
+
+/// A response whose body is still arriving (see ``HTTPClient/streamingResponse(for:)``).
+public struct HTTPStreamingResponse: Sendable {
+  /// The status code.
+  public let status: Int
+  /// Header fields with lower-cased names.
+  public let headers: [String: String]
+  /// The body's chunks as they arrive; ends with the body, throws ``HTTPError`` on failure.
+  public let body: AsyncThrowingStream<Data, any Error>
+}

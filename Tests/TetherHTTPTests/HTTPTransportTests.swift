@@ -117,3 +117,52 @@ import TetherHTTP
     await #expect(throws: HTTPError.cancelled) { try await task.value }
   }
 }
+
+@Suite struct StreamingResponseTests {
+  @Test func chunksArriveAsTheServerSendsThemAndTheEndIsReported() async throws {
+    let server = try TestHTTPServer()
+    let watch = HTTPStream(headers: ["X-Revision": "7"])
+    server.inject(.stream(watch), at: "/watch")
+    let client = HTTPClient(baseURL: server.baseURL)
+    let response = try await client.streamingResponse(
+      for: HTTPRequest(url: server.url(for: "/watch")))
+    #expect(response.status == 200)
+    #expect(response.headers["x-revision"] == "7")
+    var iterator = response.body.makeAsyncIterator()
+    watch.send("first\n")
+    #expect(try await iterator.next().map { String(decoding: $0, as: UTF8.self) } == "first\n")
+    watch.send("second\n")
+    #expect(try await iterator.next().map { String(decoding: $0, as: UTF8.self) } == "second\n")
+    watch.finish()
+    #expect(try await iterator.next() == nil)
+  }
+
+  @Test func droppingTheBodyClosesTheConnection() async throws {
+    let server = try TestHTTPServer()
+    let watch = HTTPStream()
+    server.inject(.stream(watch), at: "/watch")
+    let client = HTTPClient(baseURL: server.baseURL)
+    let task = Task {
+      let response = try await client.streamingResponse(
+        for: HTTPRequest(url: server.url(for: "/watch")))
+      for try await _ in response.body {}
+    }
+    try await watch.waitForClients(1)
+    task.cancel()
+    try await watch.waitForNoClients()
+  }
+
+  @Test func anAbortedStreamThrows() async throws {
+    let server = try TestHTTPServer()
+    let watch = HTTPStream()
+    server.inject(.stream(watch), at: "/watch")
+    let client = HTTPClient(baseURL: server.baseURL)
+    let response = try await client.streamingResponse(
+      for: HTTPRequest(url: server.url(for: "/watch")))
+    watch.send("partial")
+    watch.abort()
+    await #expect(throws: HTTPError.self) {
+      for try await _ in response.body {}
+    }
+  }
+}
