@@ -60,9 +60,17 @@ let package = Package(
       name: "TetherTests",
       dependencies: ["Streams", "Tether", "TetherTesting", "TestSupport", "tether-test-child"]
     ),
+    // The second process TetherHTTPTests measures peak memory in.
+    .executableTarget(
+      name: "tether-http-probe",
+      dependencies: ["TetherHTTP"],
+      path: "Tests/HTTPProbe"
+    ),
     .testTarget(
       name: "TetherHTTPTests",
-      dependencies: ["Streams", "Tether", "TetherHTTP", "TetherTesting", "TestSupport"]
+      dependencies: [
+        "Streams", "Tether", "TetherHTTP", "TetherTesting", "TestSupport", "tether-http-probe",
+      ]
     ),
     .testTarget(
       name: "TetherRemoteConfigTests",

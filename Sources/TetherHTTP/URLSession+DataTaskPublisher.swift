@@ -27,7 +27,7 @@ extension URLSession {
     DataTaskPublisher(request: request, session: self)
   }
 
-  /// The publisher of ``dataTaskPublisher(for:)-(URLRequest)``: one `(data, response)` value, then
+  /// The publisher of `dataTaskPublisher(for:)`: one `(data, response)` value, then
   /// `.finished`; or a `URLError`.
   public struct DataTaskPublisher: Publisher, Sendable {
     /// The data and the response of the task.

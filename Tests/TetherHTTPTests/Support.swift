@@ -26,26 +26,20 @@ func json(_ value: some Encodable) -> String {
   return String(decoding: try! encoder.encode(value), as: UTF8.self)
 }
 
-/// The process's peak resident set size so far, in bytes (`VmHWM`), after `reset` sets it
-/// back to the current size (`/proc/self/clear_refs`, Linux only).
-enum PeakMemory {
-  static func reset() -> Bool {
-    FileManager.default.isWritableFile(atPath: "/proc/self/clear_refs")
-      && (try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8))
-        != nil
-  }
-
-  static var bytes: Int? { field("VmHWM") }
-  static var current: Int? { field("VmRSS") }
-
-  private static func field(_ name: String) -> Int? {
-    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else {
-      return nil
-    }
-    for line in status.split(separator: "\n") where line.hasPrefix(name + ":") {
-      let digits = line.split(separator: " ").compactMap { Int($0) }.first
-      return digits.map { $0 * 1024 }
-    }
-    return nil
+/// Runs `tether-http-probe` against `url` and reads back what it printed.
+enum Probe {
+  /// The request's outcome (`tooLarge`, or a description) and how much the probe's peak
+  /// resident memory grew above its baseline, in bytes.
+  static func run(_ url: URL, limit: Int) async throws -> (outcome: String, growth: Int) {
+    let executable = try ChildProcess.locateExecutable().deletingLastPathComponent()
+      .appendingPathComponent("tether-http-probe")
+    let child = try ChildProcess(
+      [url.absoluteString, String(limit)], executableURL: executable)
+    let baseline = try await child.waitForLine(containing: "baseline ")
+    let outcome = try await child.waitForLine(containing: "outcome ", timeout: .seconds(60))
+    let peak = try await child.waitForLine(containing: "peak ")
+    _ = try await child.waitForExit()
+    func number(_ line: String) -> Int { Int(line.split(separator: " ").last ?? "") ?? 0 }
+    return (String(outcome.dropFirst("outcome ".count)), number(peak) - number(baseline))
   }
 }
