@@ -22,8 +22,9 @@ import TetherRemoteConfig
     #expect(config.isPolling)
     let requests = fixture.server.requests(at: Fixture.path)
     #expect(requests.count >= 3)
+    // The maximum back-off is 0.2 s; the bound leaves room for a slow machine (or a sanitizer).
     for (earlier, later) in zip(requests, requests.dropFirst()).prefix(2) {
-      #expect(later.arrival - earlier.arrival < .seconds(1))
+      #expect(later.arrival - earlier.arrival < .seconds(3))
     }
   }
 
