@@ -44,6 +44,11 @@ public struct Endpoint<Parameters: Encodable & Sendable, Body: Sendable, Respons
   /// Creates an endpoint with custom body encoding and response decoding.
   ///
   /// - Parameters:
+  ///   - method: The method.
+  ///   - path: The path template, such as `/users/{user}/repos`.
+  ///   - headers: Headers this endpoint adds to the client's.
+  ///   - acceptableStatuses: The statuses whose body is decoded; others are errors.
+  ///   - accept: The `Accept` header sent when none is set.
   ///   - encodeBody: The body's bytes and content type, or `nil` to send no body.
   ///   - decodeResponse: The response from the body of an acceptable status.
   public init(

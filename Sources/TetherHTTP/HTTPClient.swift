@@ -51,9 +51,15 @@ public final class HTTPClient: Sendable {
   /// Creates a client for the server at `baseURL`.
   ///
   /// - Parameters:
+  ///   - baseURL: The URL every endpoint path is appended to (its path and query are kept).
+  ///   - headers: Headers sent with every request.
+  ///   - sensitiveHeaders: Header names that are credentials, besides `Authorization`,
+  ///     `Cookie` and `Proxy-Authorization`.
   ///   - timeout: Per attempt; default 30 s.
   ///   - maximumResponseSize: Default 8 MiB.
   ///   - maximumRedirects: Default 5.
+  ///   - retryPolicy: When failed requests are repeated; default ``HTTPRetryPolicy/default``.
+  ///   - interceptors: Steps run around every request, in order.
   public init(
     baseURL: URL, headers: [String: String] = [:], sensitiveHeaders: Set<String> = [],
     timeout: Duration = .seconds(30), maximumResponseSize: Int = 8 << 20,

@@ -43,8 +43,12 @@ public final class HTTPConfigSource: RemoteConfigSource {
 
   /// Creates a source for the document at `url`.
   ///
-  /// - Parameter eventsURL: A `text/event-stream` whose events announce that the document
-  ///   changed (their data is ignored); `nil` to rely on polling alone.
+  /// - Parameters:
+  ///   - url: The document's URL.
+  ///   - headers: Extra request headers, such as `Authorization`.
+  ///   - maximumResponseSize: The largest body accepted, in bytes.
+  ///   - eventsURL: A `text/event-stream` whose events announce that the document changed
+  ///     (their data is ignored); `nil` to rely on polling alone.
   public init(
     url: URL, headers: [String: String] = [:], maximumResponseSize: Int = 4 << 20,
     eventsURL: URL? = nil
