@@ -53,7 +53,7 @@ public struct UpdateContinuation<Value: Sendable>: Sendable {
     _ callback: @escaping @Sendable (Result<Value, any Error>) -> Void
   ) {
     box = ContinuationBox(
-      name: "UpdateContinuation<\(Value.self)>", observer: observer,
+      name: { "UpdateContinuation<\(Value.self)>" }, observer: observer,
       abandoned: { .failure(ContinuationNotResumed()) }, callback: callback)
   }
 

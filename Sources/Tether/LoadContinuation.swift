@@ -32,7 +32,7 @@ public struct LoadContinuation<Value: Sendable>: Sendable {
     _ callback: @escaping @Sendable (Result<Value?, any Error>) -> Void
   ) {
     box = ContinuationBox(
-      name: name ?? "LoadContinuation<\(Value.self)>", observer: observer,
+      name: { name ?? "LoadContinuation<\(Value.self)>" }, observer: observer,
       abandoned: { .failure(ContinuationNotResumed()) }, callback: callback)
   }
 

@@ -28,7 +28,7 @@ public struct SaveContinuation: Sendable {
     _ callback: @escaping @Sendable (Result<Void, any Error>) -> Void
   ) {
     box = ContinuationBox(
-      name: name ?? "SaveContinuation", observer: observer,
+      name: { name ?? "SaveContinuation" }, observer: observer,
       abandoned: { .failure(ContinuationNotResumed()) }, callback: callback)
   }
 

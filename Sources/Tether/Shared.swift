@@ -180,9 +180,22 @@ public struct Shared<Value: Sendable>: Sendable {
   ///
   /// - Throws: What `body` throws (nothing is stored then), the key's error (the value is
   ///   unchanged), or the save error of the fallback (``saveError`` is set too).
+  @inlinable
   public func update<R: Sendable>(
     _ body: @Sendable (inout Value) throws -> R
   ) async throws -> R {
+    // A value that lives only in its reference (in memory) updates in place: `withLock`,
+    // specialized here.
+    if let root, !holder.isRekeyed,
+      root._withUnsafeGuaranteedRef({ $0.updatesInPlace })
+    {
+      return try withLock(body)
+    }
+    return try await slowUpdate(body)
+  }
+
+  @usableFromInline
+  func slowUpdate<R: Sendable>(_ body: @Sendable (inout Value) throws -> R) async throws -> R {
     try await reference.update(body)
   }
 

@@ -87,6 +87,13 @@ let fileCommands: [String: ChildCommand] = [
     let key: FileStorageKey<Int> = .fileStorage(
       URL(fileURLWithPath: arguments[0]), throttle: .zero)
     let counter = Shared(wrappedValue: 0, key)
+    // A line on stdin asks for the holder's state, for the failure message of a stalled run.
+    Thread {
+      while readLine() != nil {
+        let file = (try? String(contentsOfFile: arguments[0], encoding: .utf8)) ?? "-"
+        printLine("status value \(counter.wrappedValue) file \(file)")
+      }
+    }.start()
     printLine("ready")
     for await value in counter.values {
       printLine("saw \(value)")  // For the failure message of a stalled run.
@@ -125,6 +132,60 @@ let fileCommands: [String: ChildCommand] = [
     }
     let key: FileStorageKey<Int> = .fileStorage(URL(fileURLWithPath: arguments[0]))
     printLine(await saveThroughHolder(value, key))
+  },
+]
+
+/// The value of the `update` tests: how many increments each process made, their total, and
+/// how many times a plain `withLock` process touched it.
+struct Tally: Codable, Sendable, Equatable {
+  var counts: [String: Int] = [:]
+  var total = 0
+  var touches = 0
+}
+
+let updateCommands: [String: ChildCommand] = [
+  // file-update PATH NAME COUNT: adds one to counts[NAME] and to total, COUNT times, each
+  // with `$tally.update { }` (one atomic update of the file); prints `ready` first, `progress N` every 10 updates,
+  // and `done` at the end.
+  "file-update": { arguments in
+    guard arguments.count >= 3, let count = Int(arguments[2]) else {
+      throw ChildUsage("file-update PATH NAME COUNT")
+    }
+    let name = arguments[1]
+    let key: FileStorageKey<Tally> = .fileStorage(
+      URL(fileURLWithPath: arguments[0]), throttle: .zero)
+    let tally = Shared(wrappedValue: Tally(), key)
+    printLine("ready")
+    for index in 1...max(1, count) {
+      try await tally.update { tally in
+        tally.counts[name, default: 0] += 1
+        tally.total += 1
+      }
+      if index % 10 == 0 { printLine("progress \(index)") }
+    }
+    printLine("done")
+  },
+  // file-touch PATH: holds the tally (`throttle: .zero`) and adds one to `touches` with
+  // `withLock` about every 10 ms (plain `.didSet` saves) until stdin closes; prints `ready`
+  // first and `touched N saved M` at the end.
+  "file-touch": { arguments in
+    guard let path = arguments.first else { throw ChildUsage("file-touch PATH") }
+    let key: FileStorageKey<Tally> = .fileStorage(URL(fileURLWithPath: path), throttle: .zero)
+    let holder = Shared(wrappedValue: Tally(), key)
+    let stop = Atomic<Bool>(false)
+    Thread {
+      waitForEndOfInput()
+      stop.store(true, ordering: .relaxed)
+    }.start()
+    printLine("ready")
+    var touches = 0
+    while !stop.load(ordering: .relaxed) {
+      holder.withLock { $0.touches += 1 }
+      touches += 1
+      // Pacing of the load this process adds, not a wait for an event.
+      try await Task.sleep(for: .milliseconds(10))
+    }
+    printLine("touched \(touches) saved \(holder.wrappedValue.touches)")
   },
 ]
 

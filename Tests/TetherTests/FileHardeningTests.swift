@@ -182,8 +182,7 @@ import Testing
     try await withSharedStorage(.isolated) {
       @Shared(.fileStorage(directory.file("other.json"))) var other = 0
       try await waitUntil("the fallback is reported") {
-        if case FileStorageKeyError.watchUnavailable(_, let code, let period)? = $other.loadError
-        {
+        if case FileStorageKeyError.watchUnavailable(_, let code, let period)? = $other.loadError {
           return code == ENOSPC && period == .seconds(1)
         }
         return false

@@ -6,12 +6,14 @@ import Synchronization
 /// the leak and resumes with `ContinuationNotResumed`, so whoever waits is not stuck forever.
 final class ContinuationBox<Outcome: Sendable>: Sendable {
   private let callback: Lock<(@Sendable (Outcome) -> Void)?>
-  private let name: String
+  /// Names the continuation in reports; computed only when one is made (a type name costs
+  /// about a microsecond to format).
+  private let name: @Sendable () -> String
   private let observer: IssueReporting.Observer?
   private let abandoned: @Sendable () -> Outcome
 
   init(
-    name: String, observer: IssueReporting.Observer?,
+    name: @escaping @Sendable () -> String, observer: IssueReporting.Observer?,
     abandoned: @escaping @Sendable () -> Outcome,
     callback: @escaping @Sendable (Outcome) -> Void
   ) {
@@ -24,7 +26,7 @@ final class ContinuationBox<Outcome: Sendable>: Sendable {
   func resume(_ outcome: Outcome) {
     guard let callback = take() else {
       reportIssue(
-        "\(name) was resumed more than once; the extra result is ignored.",
+        "\(name()) was resumed more than once; the extra result is ignored.",
         observer: observer)
       return
     }
@@ -40,7 +42,7 @@ final class ContinuationBox<Outcome: Sendable>: Sendable {
 
   deinit {
     guard let callback = take() else { return }
-    reportIssue("\(name) was never resumed; treating it as a failure.", observer: observer)
+    reportIssue("\(name()) was never resumed; treating it as a failure.", observer: observer)
     callback(abandoned())
   }
 }

@@ -41,6 +41,23 @@ final class FileStorage: Sendable {
     var decodes: @Sendable (Data) -> Bool
     var options: WriteOptions
     var continuations: [SaveContinuation]
+    /// For a `.didSet` save, the version of the file its value was made from: the write
+    /// happens only if the file is still that version (or holds the same bytes). `nil` for a
+    /// `save()`, which writes unconditionally.
+    var base: Base?
+    /// The job's place in the queue (set when it is enqueued).
+    var ordinal: UInt64 = 0
+  }
+
+  /// The version of the file a `.didSet` save's value was made from.
+  private enum Base: Equatable {
+    /// The version the holders had: nothing of this process was waiting to be written.
+    case version(Disk)
+    /// Whatever the job with this ordinal, enqueued before and not yet written, leaves: the
+    /// value builds on that job's value.
+    case afterJob(UInt64)
+    /// The value builds on a save that lost to another process's change.
+    case conflicted
   }
 
   /// What a key asks of the files it writes and reads.
@@ -53,6 +70,17 @@ final class FileStorage: Sendable {
 
   private struct State {
     var disk = Disk.unknown
+    /// The version of the file the holders were last given (loaded, written by this process,
+    /// or delivered after another process changed it): what a `.didSet` save is based on.
+    var seen = Disk.unknown
+    /// The sidecar lock file, open while the storage lives (only used on the queue).
+    var lockDescriptor: Int32?
+    /// The ordinal of the last job enqueued.
+    var lastOrdinal: UInt64 = 0
+    /// The ordinal of the newest job enqueued and not performed yet, if any.
+    var inLine: UInt64?
+    /// The last job performed and the version it left for a save that builds on it.
+    var lastPerformed: (ordinal: UInt64, leaves: Base)?
     var lastWrite: Duration?
     var pending: PendingWrite?
     var trailingTimer: FileTimer?
@@ -132,6 +160,7 @@ final class FileStorage: Sendable {
   }
 
   deinit {
+    if let descriptor = state.withLock({ $0.lockDescriptor }) { close(descriptor) }
     let path = self.path
     Self.registry.withLock { storages in
       // Another storage may already have taken the path since this one's last reference went.
@@ -176,7 +205,7 @@ final class FileStorage: Sendable {
     flushingPending: Bool, maximumSize: Int, decode: @Sendable (Data) throws -> Value
   ) -> Result<Value?, any Error> {
     onQueue {
-      if flushingPending, let job = takePending() { perform(job, throttled: true) }
+      if flushingPending, let job = takePending() { perform(job) }
       // A change not reported yet goes to every subscriber first (other scopes may hold
       // this file too); this load's bookkeeping below would otherwise hide it from them.
       if state.withLock({ $0.disk }) != .unknown { refresh() }
@@ -187,21 +216,29 @@ final class FileStorage: Sendable {
         return .failure(readError(error, limit: maximumSize))
       }
       guard let (data, identity) = contents else {
-        state.withLock { $0.disk = .absent }
+        record(.absent)
         return .success(nil)
       }
       switch FileContents.interpret(data, maximumSize: maximumSize, decode: decode) {
       case .empty:
-        state.withLock { $0.disk = .present(identity, Fingerprint(data)) }
+        record(.present(identity, Fingerprint(data)))
         return .success(nil)
       case .value(let value):
-        state.withLock { $0.disk = .present(identity, Fingerprint(data)) }
+        record(.present(identity, Fingerprint(data)))
         return .success(value)
       case .tooLarge(let size):
         return .failure(FileStorageKeyError.fileTooLarge(url: url, size: size, limit: maximumSize))
       case .undecodable(let error):
         return .failure(quarantine(identity, underlying: error))
       }
+    }
+  }
+
+  /// Records what is on disk now, as the version the holders have too.
+  private func record(_ disk: Disk) {
+    state.withLock { state in
+      state.disk = disk
+      state.seen = disk
     }
   }
 
@@ -237,14 +274,16 @@ final class FileStorage: Sendable {
     let (timerToCancel, superseded) = state.withLock {
       state -> (FileTimer?, [SaveContinuation]) in
       let now = clock.now
+      let base = Self.base(for: state)
       if immediate {
         var continuations = state.pending?.continuations ?? []
         continuations.append(continuation)
         let job = PendingWrite(
-          encode: encode, decodes: decodes, options: options, continuations: continuations)
+          encode: encode, decodes: decodes, options: options, continuations: continuations,
+          base: nil)
         state.pending = nil
         state.lastWrite = now
-        enqueue(job, throttled: false)
+        enqueue(job, in: &state)
         defer { state.trailingTimer = nil }
         return (state.trailingTimer, [])
       }
@@ -252,12 +291,14 @@ final class FileStorage: Sendable {
         // The newer value replaces the pending one, which will never be written: its save
         // is complete. (Resuming it now also keeps memory flat under a mutation storm.)
         state.pending = PendingWrite(
-          encode: encode, decodes: decodes, options: options, continuations: [continuation])
+          encode: encode, decodes: decodes, options: options, continuations: [continuation],
+          base: base)
         return (nil, pending.continuations)
       }
       if let lastWrite = state.lastWrite, now - lastWrite < window {
         state.pending = PendingWrite(
-          encode: encode, decodes: decodes, options: options, continuations: [continuation])
+          encode: encode, decodes: decodes, options: options, continuations: [continuation],
+          base: base)
         // Strong: a pending write keeps its storage (and so its path) until it is written.
         state.trailingTimer = clock.schedule(after: lastWrite + window - now) {
           self.writeTrailing(clock: clock)
@@ -267,8 +308,8 @@ final class FileStorage: Sendable {
       state.lastWrite = now
       enqueue(
         PendingWrite(
-          encode: encode, decodes: decodes, options: options, continuations: [continuation]),
-        throttled: true)
+          encode: encode, decodes: decodes, options: options, continuations: [continuation],
+          base: base), in: &state)
       return (nil, [])
     }
     timerToCancel?.cancel()
@@ -280,7 +321,7 @@ final class FileStorage: Sendable {
     let timer: FileTimer? = state.withLock { state in
       guard let pending = state.pending else { return nil }
       state.pending = nil
-      enqueue(pending, throttled: true)
+      enqueue(pending, in: &state)
       defer { state.trailingTimer = nil }
       return state.trailingTimer
     }
@@ -298,14 +339,32 @@ final class FileStorage: Sendable {
       guard let pending = state.pending else { return }
       state.pending = nil
       state.lastWrite = clock.now
-      enqueue(pending, throttled: true)
+      enqueue(pending, in: &state)
     }
+  }
+
+  /// What a save made now is based on: the pending save it replaces, the job in line before
+  /// it, or the version the holders have.
+  private static func base(for state: State) -> Base {
+    if let pending = state.pending, let base = pending.base { return base }
+    if let job = state.inLine { return .afterJob(job) }
+    return .version(state.seen)
   }
 
   /// Must be called with the state locked, so writes reach the queue in decision order.
   /// (`async` only enqueues: nothing is called out under the lock.)
-  private func enqueue(_ job: PendingWrite, throttled: Bool) {
-    queue.async { self.perform(job, throttled: throttled) }
+  private func enqueue(_ job: PendingWrite, in state: inout State) {
+    let job = Self.numbered(job, in: &state)
+    queue.async { self.perform(job) }
+  }
+
+  /// Gives `job` the next ordinal and makes it the job in line.
+  private static func numbered(_ job: PendingWrite, in state: inout State) -> PendingWrite {
+    var job = job
+    state.lastOrdinal += 1
+    job.ordinal = state.lastOrdinal
+    state.inLine = job.ordinal
+    return job
   }
 
   private func takePending() -> PendingWrite? {
@@ -314,28 +373,81 @@ final class FileStorage: Sendable {
         state.pending = nil
         state.trailingTimer = nil
       }
-      return (state.pending, state.trailingTimer)
+      return (state.pending.map { Self.numbered($0, in: &state) }, state.trailingTimer)
     }
     timer?.cancel()
     return job
   }
 
-  /// Writes one job. Runs on the queue.
+  /// Writes one job, holding the file's lock (see `withFileLock`). Runs on the queue.
   ///
-  /// A `throttled` write yields to a change someone else made since this process last looked
-  /// at the file: their change wins and the job is dropped. Any write first moves aside a
-  /// file that does not decode, so its bytes are never lost.
-  private func perform(_ job: PendingWrite, throttled: Bool) {
+  /// A `.didSet` job (one with a `base`) yields to a change someone else made since its holders
+  /// last saw the file: their change wins, reaches the holders, and the job fails with
+  /// ``FileStorageKeyError/conflict(url:)``. Any write first moves aside a file that does not
+  /// decode, so its bytes are never lost.
+  private func perform(_ job: PendingWrite) {
+    let base = job.base.map(resolve)
+    let outcome = withFileLock { () -> Result<Void, FileStorageKeyError>? in
+      let current = FileSystem.stat(path)
+      if let base, isConflict(base: base, current: current, job: job) { return nil }
+      return write(job, current: current)
+    }
+    let leaves: Base
+    switch outcome {
+    case .success(.success?): leaves = .version(state.withLock { $0.disk })
+    case .success(nil): leaves = .conflicted
+    default: leaves = base ?? .version(state.withLock { $0.seen })
+    }
+    state.withLock { state in
+      state.lastPerformed = (job.ordinal, leaves)
+      if state.inLine == job.ordinal { state.inLine = nil }
+    }
+    switch outcome {
+    case .success(nil):
+      // Outside the lock: delivering calls out to holders.
+      deliverCurrentFile()
+      let conflict = FileStorageKeyError.conflict(url: url)
+      job.continuations.forEach { $0.resume(throwing: conflict) }
+    case .success(.success?):
+      job.continuations.forEach { $0.resume() }
+    case .success(.failure(let error)?), .failure(let error):
+      job.continuations.forEach { $0.resume(throwing: error) }
+    }
+  }
+
+  /// The version a job's base stands for, now that every job before it has been performed.
+  private func resolve(_ base: Base) -> Base {
+    guard case .afterJob(let ordinal) = base else { return base }
+    return state.withLock { state in
+      guard let last = state.lastPerformed, last.ordinal == ordinal else {
+        return .version(state.seen)
+      }
+      return last.leaves
+    }
+  }
+
+  /// Whether the file is no longer the version `base` a `.didSet` save was made from: another
+  /// process wrote (or deleted) it since. The same bytes under a new identity (a touch, or an
+  /// identical write) are no conflict. Runs on the queue, under the file's lock.
+  private func isConflict(base: Base, current: FileStat?, job: PendingWrite) -> Bool {
+    guard case .version(let version) = base else { return base == .conflicted }
+    if version == .unknown || Self.matches(version, current) { return false }
+    guard case .present(_, let fingerprint) = version, current != nil,
+      let (data, _) = try? FileSystem.read(path, maximumSize: job.options.maximumSize)
+    else { return true }
+    return Fingerprint(data) != fingerprint
+  }
+
+  /// Encodes and writes a job's value over whatever is there, moving undecodable bytes aside
+  /// first. Runs on the queue, under the file's lock.
+  private func write(
+    _ job: PendingWrite, current: FileStat?
+  ) -> Result<Void, FileStorageKeyError> {
     let known = state.withLock { $0.disk }
-    let current = FileSystem.stat(path)
     var mayHoldUndecodableBytes = false
     if case .corrupt = known {
       mayHoldUndecodableBytes = true
     } else if !Self.matches(known, current) {
-      if throttled && known != .unknown && refresh() {
-        job.continuations.forEach { $0.resume() }
-        return
-      }
       mayHoldUndecodableBytes = true
     }
     if mayHoldUndecodableBytes, let current {
@@ -345,22 +457,132 @@ final class FileStorage: Sendable {
     do {
       data = try job.encode()
     } catch {
-      let failure = FileStorageKeyError.encodingFailed(url: url, underlying: error)
-      job.continuations.forEach { $0.resume(throwing: failure) }
-      return
+      return .failure(.encodingFailed(url: url, underlying: error))
     }
+    return writeBytes(data, permissions: job.options.permissions)
+  }
+
+  /// Writes `data` atomically and records it as the version on disk and in the holders.
+  private func writeBytes(_ data: Data, permissions: mode_t) -> Result<Void, FileStorageKeyError> {
     do throws(FileSystemError) {
-      let identity = try FileSystem.writeAtomically(
-        data, to: path, permissions: job.options.permissions)
+      let identity = try FileSystem.writeAtomically(data, to: path, permissions: permissions)
       state.withLock { state in
         state.disk = .present(identity, Fingerprint(data))
+        state.seen = state.disk
         state.writeCount += 1
       }
-      job.continuations.forEach { $0.resume() }
+      return .success(())
     } catch {
-      let failure = writeError(error)
-      job.continuations.forEach { $0.resume(throwing: failure) }
+      return .failure(writeError(error))
     }
+  }
+
+  // MARK: - Atomic updates
+
+  /// Applies `transform` to the value stored in the file, atomically with respect to every
+  /// writer of the file in any process, and writes the result; `completion` gets the stored
+  /// value. Returns at once; the work happens on the storage queue.
+  ///
+  /// Holding the file's lock from the read to the rename is what makes it atomic: every write
+  /// of a file key, in every process, takes the same lock. A pending throttled save of this
+  /// process is written (with its conflict check) first, so an update never hides it.
+  /// Nothing stored (a missing or empty file) is `initialValue`. A file that does not decode
+  /// is moved aside and the update fails, as a load would; so does a file above the size cap.
+  func update<Value: Sendable>(
+    initialValue: Value, options: WriteOptions,
+    decode: @escaping @Sendable (Data) throws -> Value,
+    encode: @escaping @Sendable (Value) throws -> Data,
+    transform: @escaping @Sendable (inout Value) throws -> Void,
+    completion: @escaping @Sendable (Result<Value, any Error>) -> Void
+  ) {
+    queue.async {
+      if let job = self.takePending() { self.perform(job) }
+      let outcome = self.withFileLock { () -> Result<Value, any Error> in
+        let contents: (Data, FileStat)?
+        do throws(FileSystemError) {
+          contents = try FileSystem.read(self.path, maximumSize: options.maximumSize)
+        } catch {
+          return .failure(self.readError(error, limit: options.maximumSize))
+        }
+        var value = initialValue
+        if let (data, identity) = contents {
+          switch FileContents.interpret(data, maximumSize: options.maximumSize, decode: decode) {
+          case .empty: break
+          case .value(let stored): value = stored
+          case .tooLarge(let size):
+            return .failure(
+              FileStorageKeyError.fileTooLarge(
+                url: self.url, size: size, limit: options.maximumSize))
+          case .undecodable(let error):
+            return .failure(self.quarantine(identity, underlying: error))
+          }
+        }
+        do {
+          try transform(&value)
+        } catch {
+          return .failure(error)
+        }
+        let data: Data
+        do {
+          data = try encode(value)
+        } catch {
+          return .failure(FileStorageKeyError.encodingFailed(url: self.url, underlying: error))
+        }
+        return self.writeBytes(data, permissions: options.permissions)
+          .map { value }.mapError { $0 as any Error }
+      }
+      completion(outcome.mapError { $0 as any Error }.flatMap { $0 })
+    }
+  }
+
+  // MARK: - The file's lock
+
+  /// Runs `body` holding an exclusive advisory lock (`flock`) on the sidecar file
+  /// `.NAME.tether-lock` next to the file (next to the target of a symbolic link), which every
+  /// write of a file key takes, in every process. Runs on the queue.
+  ///
+  /// The kernel releases the lock when its holder dies, so a crashed process never blocks the
+  /// others. The lock file is never deleted: a process that deleted it while another waited
+  /// for it would let a third lock a new file. If it was deleted or replaced anyway, the lock
+  /// taken on the old one is dropped and taken again on the new one.
+  ///
+  /// - Returns: `body`'s result, or the error that kept the lock from being taken (only when
+  ///   the lock file cannot be created, in which case the write itself could not happen).
+  private func withFileLock<T>(_ body: () -> T) -> Result<T, FileStorageKeyError> {
+    let lockPath: String
+    do throws(FileSystemError) {
+      let target = try FileSystem.resolveSymbolicLinks(path)
+      try FileSystem.createDirectories(
+        URL(fileURLWithPath: target).deletingLastPathComponent().path)
+      lockPath = FileSystem.lockPath(of: target)
+    } catch {
+      return .failure(writeError(error))
+    }
+    for _ in 0..<100 {
+      var descriptor = state.withLock { $0.lockDescriptor } ?? -1
+      if descriptor < 0 {
+        descriptor = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o666)
+        // A lock file another user created read-only still locks: flock needs no write access.
+        if descriptor < 0 && errno == EACCES { descriptor = open(lockPath, O_RDONLY | O_CLOEXEC) }
+        guard descriptor >= 0 else { return .failure(.writeFailed(url: url, errno: errno)) }
+        state.withLock { $0.lockDescriptor = descriptor }
+      }
+      while flock(descriptor, LOCK_EX) != 0 {
+        guard errno == EINTR else { return .failure(.writeFailed(url: url, errno: errno)) }
+      }
+      var locked = Foundation.stat()
+      var named = Foundation.stat()
+      if fstat(descriptor, &locked) == 0, stat(lockPath, &named) == 0,
+        locked.st_ino == named.st_ino, locked.st_dev == named.st_dev
+      {
+        defer { flock(descriptor, LOCK_UN) }
+        return .success(body())
+      }
+      // The lock file was deleted or replaced since it was opened: lock the one there now.
+      close(descriptor)
+      state.withLock { $0.lockDescriptor = nil }
+    }
+    return .failure(.writeFailed(url: url, errno: EAGAIN))
   }
 
   /// Moves the file aside if the writing key could not read it back (it does not decode, or
@@ -498,13 +720,49 @@ final class FileStorage: Sendable {
     let disk: Disk = contents.map { .present($0.1, Fingerprint($0.0)) } ?? .absent
     if known == .unknown {
       // Nothing was loaded before the watch started: this is the baseline, not a change.
-      state.withLock { $0.disk = disk }
+      record(disk)
       return false
     }
     if case .present(_, let old) = known, case .present(_, let new) = disk, old == new {
-      state.withLock { $0.disk = disk }  // Same bytes, new identity (touched, or rewritten).
+      // Same bytes, new identity (touched, or rewritten): the holders have this version.
+      state.withLock { state in
+        if state.seen == known { state.seen = disk }
+        state.disk = disk
+      }
       return false
     }
+    deliver(contents, disk: disk)
+    return true
+  }
+
+  /// Tells every holder what the file holds now, whatever they have: after a conflict, the
+  /// holders must end up with the file's value even when this process had already seen it.
+  private func deliverCurrentFile() {
+    let maximumSize =
+      state.withLock { $0.subscribers.values.map(\.maximumSize).max() }
+      ?? FileStorageKeyDefaults.maximumFileSize
+    let contents: (Data, FileStat)?
+    do throws(FileSystemError) {
+      contents = try FileSystem.read(path, maximumSize: maximumSize)
+    } catch {
+      let failure = readError(error, limit: maximumSize)
+      state.withLock { Array($0.subscribers.values) }.forEach { $0.failed(failure) }
+      return
+    }
+    let disk: Disk = contents.map { .present($0.1, Fingerprint($0.0)) } ?? .absent
+    deliver(contents, disk: disk)
+  }
+
+  /// Records `disk`, drops any pending save (the file's version wins over it) and hands the
+  /// contents to every subscriber. Runs on the queue.
+  ///
+  /// Saves are judged against `seen`, which moves to the new version only once every holder
+  /// has it. A save a holder makes while being told counts as made from the old version: a
+  /// conflict, after which the holder gets the file's value again and can redo its change (a
+  /// reactive holder does so by itself). A mutation made from the old value whose save reaches
+  /// the storage only after this point (its thread stalled between `withLock` and the save for
+  /// the whole delivery) cannot be told apart: see FileStorageKey's notes.
+  private func deliver(_ contents: (Data, FileStat)?, disk: Disk) {
     let (subscribers, superseded, timer) = state.withLock { state in
       state.disk = disk
       defer {
@@ -515,31 +773,39 @@ final class FileStorage: Sendable {
     }
     timer?.cancel()
     // The external change wins over saves still waiting for their window.
-    superseded?.continuations.forEach { $0.resume() }
+    let conflict = FileStorageKeyError.conflict(url: url)
+    superseded?.continuations.forEach { $0.resume(throwing: conflict) }
+    defer {
+      state.withLock { $0.seen = $0.disk }
+    }
     guard let (data, identity) = contents, !data.isEmpty else {
       subscribers.forEach { $0.deleted() }
-      return true
+      return
     }
+    // Decode for everyone first, so telling the holders takes as little time as possible.
+    var actions: [@Sendable () -> Void] = []
     for subscriber in subscribers {
       switch FileContents.interpret(
         data, maximumSize: subscriber.maximumSize, decode: subscriber.prepare)
       {
       case .value(let deliver):
-        deliver()
+        actions.append(deliver)
       case .empty:
-        subscriber.deleted()
+        actions.append(subscriber.deleted)
       case .tooLarge(let size):
-        subscriber.failed(
-          FileStorageKeyError.fileTooLarge(url: url, size: size, limit: subscriber.maximumSize))
+        let error = FileStorageKeyError.fileTooLarge(
+          url: url, size: size, limit: subscriber.maximumSize)
+        actions.append { subscriber.failed(error) }
       case .undecodable(let error):
         // Not moved aside yet: another process may be in the middle of writing it in place.
         // The next write from this process moves it aside first.
         state.withLock { $0.disk = .corrupt(identity) }
-        subscriber.failed(
-          FileStorageKeyError.decodingFailed(url: url, preservedAt: nil, underlying: error))
+        let failure = FileStorageKeyError.decodingFailed(
+          url: url, preservedAt: nil, underlying: error)
+        actions.append { subscriber.failed(failure) }
       }
     }
-    return true
+    actions.forEach { $0() }
   }
 
   /// Moves an undecodable file aside and records that nothing is there now. Runs on the

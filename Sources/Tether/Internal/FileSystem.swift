@@ -145,6 +145,12 @@ package enum FileSystem {
     return "\(url.deletingLastPathComponent().path)/.\(url.lastPathComponent).tether-"
   }
 
+  /// The sidecar lock file of `path` that every write of a file key locks:
+  /// `DIRECTORY/.NAME.tether-lock` (never matched by `isTemporaryName`, never removed).
+  static func lockPath(of path: String) -> String {
+    temporaryPrefix(of: path) + "lock"
+  }
+
   /// Whether `name` is the name of one of `writeAtomically`'s temporary files, for any file:
   /// `.NAME.tether-` and six letters or digits.
   static func isTemporaryName(_ name: String) -> Bool {

@@ -18,26 +18,51 @@ final class Holder<Value: Sendable>: MutableReference {
     let writer: (any MutableReference<Value>)?
   }
 
-  private let initial: Target
+  /// What a re-key changed: the current target (`nil` until a re-key succeeded) and the error
+  /// of the latest failed one. Replaced whole, never mutated.
+  final class Rekeying: Sendable {
+    let current: Target?
+    let loadError: (any Error)?
+
+    init(current: Target?, loadError: (any Error)?) {
+      self.current = current
+      self.loadError = loadError
+    }
+  }
+
+  // Every Shared creates a holder, so its stored state avoids types built from `Value` at run
+  // time (a generic tuple in a lock costs metadata lookups on every creation): the re-key
+  // state lives in a `Rekeying` object made only when someone re-keys.
+  private let initialReader: any ReaderReference<Value>
+  private let initialWriter: (any MutableReference<Value>)?
   /// Set once, by the first successful re-key; never cleared.
   @usableFromInline let rekeyed = Atomic<Bool>(false)
+  /// A `Rekeying`, once a re-key was tried.
+  private let rekeying = Lock<AnyObject?>(nil)
 
   /// Whether `load(_:)` re-pointed this holder. A relaxed load: a reader that misses a re-key
   /// in progress reads the old key's value, as it would have a moment earlier.
   @inlinable var isRekeyed: Bool { rekeyed.load(ordering: .relaxed) }
-  private let state = Lock<(current: Target?, loadError: (any Error)?)>((nil, nil))
 
   init(_ reference: any MutableReference<Value>) {
-    initial = Target(reader: reference, writer: reference)
+    initialReader = reference
+    initialWriter = reference
   }
 
   init(readOnly reference: any ReaderReference<Value>) {
-    initial = Target(reader: reference, writer: nil)
+    initialReader = reference
+    initialWriter = nil
+  }
+
+  private var state: Rekeying? {
+    rekeying.withLock { $0 }.map { unsafeDowncast($0, to: Rekeying.self) }
   }
 
   private var target: Target {
-    guard rekeyed.load(ordering: .acquiring) else { return initial }
-    return state.withLock { $0.current } ?? initial
+    guard rekeyed.load(ordering: .acquiring), let current = state?.current else {
+      return Target(reader: initialReader, writer: initialWriter)
+    }
+    return current
   }
 
   private var writer: any MutableReference<Value> {
@@ -54,13 +79,20 @@ final class Holder<Value: Sendable>: MutableReference {
 
   /// The error of a failed re-key, else the current reference's.
   var loadError: (any Error)? {
-    if let error = state.withLock({ $0.loadError }) { return error }
+    if let error = state?.loadError { return error }
     return target.reader.loadError
   }
 
   func load() async throws {
     try await target.reader.load()
-    state.withLock { $0.loadError = nil }
+    if state?.loadError != nil { replaceState { Rekeying(current: $0?.current, loadError: nil) } }
+  }
+
+  /// Replaces the re-key state with what `change` makes of it, in one critical section.
+  private func replaceState(_ change: (Rekeying?) -> Rekeying) {
+    rekeying.withLock { state in
+      state = change(state.map { unsafeDowncast($0, to: Rekeying.self) })
+    }
   }
 
   func save() async throws { try await writer.save() }
@@ -107,7 +139,7 @@ final class Holder<Value: Sendable>: MutableReference {
     switch result {
     case .success(let value): loaded = value
     case .failure(let error):
-      state.withLock { $0.loadError = error }
+      replaceState { Rekeying(current: $0?.current, loadError: error) }
       target.reader.announceLoadError()
       throw error
     }
@@ -121,10 +153,8 @@ final class Holder<Value: Sendable>: MutableReference {
         for: key, writer: writer, initialValue: { loaded ?? initialValue }, preloaded: true)
     }
     let previous = target
-    state.withLock {
-      $0.current = Target(reader: reference, writer: writable ? reference : nil)
-      $0.loadError = nil
-    }
+    let current = Target(reader: reference, writer: writable ? reference : nil)
+    replaceState { _ in Rekeying(current: current, loadError: nil) }
     rekeyed.store(true, ordering: .releasing)
     // Whoever tracked the old value (Observation) re-reads and now sees the new key's.
     previous.reader.announceValueChange()

@@ -78,6 +78,8 @@ final class Reference<Value: Sendable>: MutableReference {
   let livesInReference: Bool
   /// Whether `writer.save` is called on changes.
   @usableFromInline let savesToKey: Bool
+  /// Whether `update` is `withLock`: the value lives only here, or there is no key to write.
+  @usableFromInline let updatesInPlace: Bool
   @usableFromInline let isEqual: (any RuntimeEquality<Value>)?
   /// Whether `Value` is `Equatable` at run time (then unchanged values are not re-announced).
   @usableFromInline let isEquatable: Bool
@@ -102,6 +104,7 @@ final class Reference<Value: Sendable>: MutableReference {
     self.writer = writer
     self.livesInReference = livesInReference || key == nil
     self.savesToKey = !self.livesInReference && writer != nil
+    self.updatesInPlace = self.livesInReference || writer == nil
     self.isEqual = runtimeEquality(Value.self)
     self.isEquatable = isEqual != nil
     self.issueObserver = IssueReporting.observer
@@ -456,7 +459,7 @@ final class Reference<Value: Sendable>: MutableReference {
   /// becomes this reference's value without being saved again. Any other key gets `withLock`
   /// followed by an explicit save: atomic among this process's holders only.
   func update<R: Sendable>(_ body: @Sendable (inout Value) throws -> R) async throws -> R {
-    if livesInReference || writer == nil { return try withLock(body) }
+    if updatesInPlace { return try withLock(body) }
     guard let atomic = writer as? any AtomicSharedKey<Value> else {
       let result = try withLock(body, save: false)
       try await save()

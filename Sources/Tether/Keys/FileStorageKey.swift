@@ -33,9 +33,23 @@ import Foundation
 /// - New files get `0666 & ~umask` (or the key's tighter ``permissions``); an existing file
 ///   keeps its mode. A file this process may not write is never replaced: the save fails.
 ///
+/// Across processes, every write takes an advisory lock (`flock`) on the sidecar file
+/// `.NAME.tether-lock` next to the file:
+///
+/// - `$value.update { }` (``update(_:initialValue:continuation:)``) holds it from reading the
+///   stored value to writing the result, so concurrent updates from any number of processes
+///   are exact.
+/// - A save made through `withLock` is written only if the file is still the version this
+///   process last read, wrote or was told about. If another process changed it meanwhile, the
+///   newer file wins: holders get its value and `saveError` is
+///   ``FileStorageKeyError/conflict(url:)``. (A mutation that races, within microseconds, with
+///   the delivery of another process's change can still be based on the older value; use
+///   `update` where every change counts.) `save()` writes unconditionally.
+/// - The kernel releases the lock of a process that dies, so a crash never blocks the others.
+///
 /// Keys for the same file share one reference, however the path is spelled:
 /// `/a/b.json`, `/a//b.json` and `/a/./b.json` are one value.
-public struct FileStorageKey<Value: Sendable>: SharedKey {
+public struct FileStorageKey<Value: Sendable>: AtomicSharedKey {
   /// The identity of a file key: the file's standardized path, with symbolic links in its
   /// existing part resolved.
   public struct ID: Hashable, Sendable {
@@ -147,6 +161,26 @@ public struct FileStorageKey<Value: Sendable>: SharedKey {
       options: writeOptions,
       immediate: context == .userInitiated, window: throttle, clock: clock,
       continuation: continuation)
+  }
+
+  /// Applies `transform` to the value stored in the file atomically with respect to every
+  /// writer of the file in every process, writes the result, and resumes `continuation` with
+  /// it. `Shared.update(_:)` calls this; `transform` runs exactly once per call here (it may
+  /// run more than once with other keys), off the caller's thread.
+  ///
+  /// The file's lock is held from the read to the atomic write. A missing or empty file
+  /// starts from `initialValue`. A file that does not decode is moved aside (as a load does)
+  /// and the update fails with ``FileStorageKeyError/decodingFailed(url:preservedAt:underlying:)``;
+  /// an error thrown by `transform` ends the update with nothing written.
+  public func update(
+    _ transform: @escaping @Sendable (inout Value) throws -> Void,
+    initialValue: Value,
+    continuation: UpdateContinuation<Value>
+  ) {
+    storage.update(
+      initialValue: initialValue, options: writeOptions, decode: decode, encode: encode,
+      transform: transform
+    ) { continuation.resume(with: $0) }
   }
 
   var writeOptions: FileStorage.WriteOptions {

@@ -33,6 +33,7 @@ struct Settings: Codable, Equatable {
 private let url = URL(fileURLWithPath: "/var/lib/app/settings.json")
 private let cap = 4_096
 
+/// libFuzzer's entry point: checks one input (`count` bytes at `start`); always returns 0.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
   let data = Data(bytes: start, count: count)
@@ -67,11 +68,13 @@ private func check<Value: Codable & Equatable>(_ data: Data, as type: Value.Type
       return
     }
     guard let again = try? decoder.decode(Value.self, from: encoded) else {
-      preconditionFailure("a saved value does not load again: \(String(decoding: encoded, as: UTF8.self))")
+      preconditionFailure(
+        "a saved value does not load again: \(String(decoding: encoded, as: UTF8.self))")
     }
     precondition(again == value || isNaN(value), "a saved value loads as another value")
   case .undecodable(let error):
-    let name = FileContents.preservedName(of: url.path, stamp: "20260101T000000Z", attempt: data.count % 4)
+    let name = FileContents.preservedName(
+      of: url.path, stamp: "20260101T000000Z", attempt: data.count % 4)
     describe(.decodingFailed(url: url, preservedAt: URL(fileURLWithPath: name), underlying: error))
     describe(.decodingFailed(url: url, preservedAt: nil, underlying: error))
   }

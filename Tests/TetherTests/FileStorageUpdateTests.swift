@@ -1,0 +1,162 @@
+import Foundation
+import Synchronization
+import TestSupport
+import Testing
+
+@testable import Tether
+
+/// `FileStorageKey` as an `AtomicSharedKey` (issue #11): `update` across real processes, and
+/// the conflict check of `withLock` saves, on real files.
+@Suite struct FileStorageUpdateTests {
+  /// The child's `Tally` (Tests/TestChild/FileCommands.swift).
+  struct Tally: Codable, Sendable, Equatable {
+    var counts: [String: Int] = [:]
+    var total = 0
+    var touches = 0
+  }
+
+  let directory: TemporaryDirectory
+
+  init() throws { directory = try TemporaryDirectory(prefix: "tether-update") }
+
+  func update<Value: Sendable>(
+    _ key: FileStorageKey<Value>, initialValue: Value,
+    _ transform: @escaping @Sendable (inout Value) throws -> Void
+  ) async throws -> Value {
+    try await withCheckedThrowingContinuation { continuation in
+      key.update(
+        transform, initialValue: initialValue,
+        continuation: UpdateContinuation { continuation.resume(with: $0) })
+    }
+  }
+
+  /// Starts `count` updaters of `increments` each (named `p0`, `p1`, …) and waits for them.
+  func runUpdaters(
+    _ url: URL, count: Int, increments: Int, while other: ChildProcess? = nil
+  ) async throws {
+    let children = try (0..<count).map {
+      try ChildProcess(["file-update", url.path, "p\($0)", "\(increments)"])
+    }
+    for child in children {
+      try await child.waitForLine("done", timeout: .seconds(180))
+      #expect(try await child.waitForExit() == .exited(0), "\(child.standardError)")
+    }
+  }
+
+  func tally(_ url: URL) throws -> Tally {
+    try JSONDecoder().decode(Tally.self, from: Data(contentsOf: url))
+  }
+
+  // MARK: In one process
+
+  @Test func updateTransformsTheStoredValueAndReturnsWhatItStored() async throws {
+    let url = directory.file("count.json")
+    let key: FileStorageKey<Int> = .fileStorage(url)
+    #expect(try await update(key, initialValue: 10) { $0 += 1 } == 11)
+    try Data("41".utf8).write(to: url, options: .atomic)  // Written by someone else.
+    #expect(try await update(key, initialValue: 10) { $0 += 1 } == 42)
+    #expect(decodeFile(url, as: Int.self) == 42)
+  }
+
+  @Test func aThrowingTransformWritesNothing() async throws {
+    struct Refused: Error {}
+    let url = directory.file("count.json")
+    try Data("7".utf8).write(to: url)
+    let key: FileStorageKey<Int> = .fileStorage(url)
+    await #expect(throws: Refused.self) {
+      try await update(key, initialValue: 0) { _ in throw Refused() }
+    }
+    #expect(try Data(contentsOf: url) == Data("7".utf8))
+  }
+
+  @Test func updatingACorruptFileFailsAndKeepsItsBytes() async throws {
+    let url = directory.file("count.json")
+    try Data("{oops".utf8).write(to: url)
+    let key: FileStorageKey<Int> = .fileStorage(url)
+    do {
+      _ = try await update(key, initialValue: 0) { $0 += 1 }
+      Issue.record("the update of a corrupt file succeeded")
+    } catch FileStorageKeyError.decodingFailed(_, let preserved?, _) {
+      #expect(try Data(contentsOf: preserved) == Data("{oops".utf8))
+    }
+  }
+
+  // The watch is refused (injected) so the other process's write is not delivered before the
+  // save: the save must notice it under the lock, not through the watcher.
+  @Test func aWithLockSaveOverAnotherProcessesChangeIsAConflict_injectedFault() async throws {
+    let url = directory.file("count.json")
+    try Data("1".utf8).write(to: url)
+    InotifyFaultInjection.refuseWatches(under: directory.path, errno: ENOSPC)
+    defer { InotifyFaultInjection.stopRefusingWatches(under: directory.path) }
+    try await withSharedStorage(.isolated) {
+      @Shared(.fileStorage(url, throttle: .zero)) var count = 0
+      #expect(count == 1)
+      let child = try ChildProcess(["file-write", url.path, "5", "1"])
+      #expect(try await child.waitForExit() == .exited(0))
+      $count.withLock { $0 += 1 }  // Made from 1, not from 5.
+      try await waitUntil("the conflict is reported") {
+        if case FileStorageKeyError.conflict? = $count.saveError { return true }
+        return false
+      }
+      try await waitUntil("the holder has the file's value") { count == 5 }
+      #expect(decodeFile(url, as: Int.self) == 5, "the newer file was kept")
+      // An explicit save writes unconditionally.
+      $count.withLock { $0 = 9 }
+      try await $count.save()
+      #expect(decodeFile(url, as: Int.self) == 9)
+      #expect($count.saveError == nil)
+    }
+  }
+
+  // MARK: Across processes
+
+  @Test func twoProcessesTimes500UpdatesEndExactlyAt1000() async throws {
+    let url = directory.file("tally.json")
+    try await runUpdaters(url, count: 2, increments: 500)
+    let result = try tally(url)
+    #expect(result.total == 1_000)
+    #expect(result.counts == ["p0": 500, "p1": 500])
+  }
+
+  @Test func fourProcessesTimes500UpdatesEndExactlyAt2000() async throws {
+    let url = directory.file("tally.json")
+    try await runUpdaters(url, count: 4, increments: 500)
+    let result = try tally(url)
+    #expect(result.total == 2_000)
+    #expect(result.counts == ["p0": 500, "p1": 500, "p2": 500, "p3": 500])
+  }
+
+  @Test func updatesStayExactWhileAFifthProcessSavesWithWithLock() async throws {
+    let url = directory.file("tally.json")
+    let toucher = try ChildProcess(["file-touch", url.path])
+    try await toucher.waitForLine("ready")
+    try await runUpdaters(url, count: 4, increments: 500)
+    toucher.closeInput()
+    let report = try await toucher.waitForLine(containing: "touched", timeout: .seconds(30))
+    #expect(try await toucher.waitForExit() == .exited(0))
+    let result = try tally(url)
+    #expect(result.total == 2_000, "\(report)")
+    #expect(result.counts == ["p0": 500, "p1": 500, "p2": 500, "p3": 500], "\(report)")
+  }
+
+  @Test func anUpdaterKilledMidUpdateNeitherBlocksNorCorruptsTheOthers() async throws {
+    let url = directory.file("tally.json")
+    let victim = try ChildProcess(["file-update", url.path, "victim", "1000000"])
+    try await victim.waitForLine("progress 20")
+    let survivors = try (0..<3).map {
+      try ChildProcess(["file-update", url.path, "p\($0)", "500"])
+    }
+    try await survivors[0].waitForLine("progress 10")
+    victim.kill()
+    #expect(try await victim.waitForExit() == .signaled(SIGKILL))
+    for child in survivors {
+      try await child.waitForLine("done", timeout: .seconds(180))
+      #expect(try await child.waitForExit() == .exited(0))
+    }
+    let result = try tally(url)
+    let victimCount = result.counts["victim"] ?? 0
+    #expect(victimCount >= 20)
+    #expect(result.total == 1_500 + victimCount)
+    #expect(result.counts.filter { $0.key != "victim" } == ["p0": 500, "p1": 500, "p2": 500])
+  }
+}
