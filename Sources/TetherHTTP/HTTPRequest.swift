@@ -75,6 +75,24 @@ public struct HTTPRequest: Sendable, Hashable {
   }
 }
 
+extension HTTPRequest: CustomStringConvertible, CustomDebugStringConvertible {
+  /// The method, the URL without user info or query, and the header names, with the values
+  /// of credentials (`Authorization`, `Cookie`, `Proxy-Authorization`, `X-API-Key`) hidden,
+  /// so that printing or logging a request never shows a secret.
+  public var description: String {
+    let credentials = HTTPTransport.credentialHeaders.union(["x-api-key"])
+    let fields = headers.keys.sorted().map { name in
+      credentials.contains(name.lowercased()) ? "\(name): <redacted>" : "\(name): \(headers[name]!)"
+    }
+    return "\(method) \(HTTPError.redacted(url))"
+      + (fields.isEmpty ? "" : " [\(fields.joined(separator: ", "))]")
+      + (body.map { " (\($0.count)-byte body)" } ?? "")
+  }
+
+  /// The same as ``description``.
+  public var debugDescription: String { description }
+}
+
 /// A response as ``HTTPClient/response(for:)`` returns it: any status, the headers and the
 /// whole body (within the client's size limit).
 public struct HTTPResponseMessage: Sendable, Hashable {

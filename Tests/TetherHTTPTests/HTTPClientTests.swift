@@ -118,3 +118,19 @@ import TetherHTTP
     }
   }
 }
+
+@Suite struct HTTPRequestTests {
+  @Test func printingARequestHidesItsCredentials() {
+    let request = HTTPRequest(
+      method: .post, url: URL(string: "https://user:pw@api.example.com/items?token=t0p")!,
+      headers: ["Authorization": "Bearer t0p", "X-API-Key": "t0p", "Accept": "application/json"],
+      body: Data("{}".utf8))
+    for text in ["\(request)", String(reflecting: request)] {
+      #expect(!text.contains("t0p"), "\(text)")
+      #expect(!text.contains("pw"), "\(text)")
+      #expect(text.contains("POST https://api.example.com/items"))
+      #expect(text.contains("Authorization: <redacted>"))
+      #expect(text.contains("Accept: application/json"))
+    }
+  }
+}
