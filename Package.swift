@@ -8,16 +8,20 @@ let package = Package(
   products: [
     .library(name: "Streams", targets: ["Streams"]),
     .library(name: "Tether", targets: ["Tether"]),
+    .library(name: "TetherHTTP", targets: ["TetherHTTP"]),
     .library(name: "TetherRemoteConfig", targets: ["TetherRemoteConfig"]),
     .library(name: "TetherTesting", targets: ["TetherTesting"]),
     .executable(name: "tour", targets: ["Tour"]),
     .executable(name: "custom-strategy", targets: ["CustomStrategy"]),
+    .executable(name: "http-status", targets: ["HTTPStatus"]),
     .executable(name: "tether-bench", targets: ["TetherBench"]),
   ],
   targets: [
     .target(name: "Streams"),
     .target(name: "Tether", dependencies: ["Streams"]),
-    .target(name: "TetherRemoteConfig", dependencies: ["Streams", "Tether"]),
+    // The one HTTP layer: only this module imports FoundationNetworking.
+    .target(name: "TetherHTTP", dependencies: ["Streams", "Tether"]),
+    .target(name: "TetherRemoteConfig", dependencies: ["Streams", "Tether", "TetherHTTP"]),
     .target(name: "TetherTesting", dependencies: ["Streams", "Tether", "TetherRemoteConfig"]),
 
     .executableTarget(
@@ -32,8 +36,13 @@ let package = Package(
       path: "Examples/CustomStrategy"
     ),
     .executableTarget(
+      name: "HTTPStatus",
+      dependencies: ["Tether", "TetherHTTP", "TestSupport"],
+      path: "Examples/HTTPStatus"
+    ),
+    .executableTarget(
       name: "TetherBench",
-      dependencies: ["Streams", "Tether", "TetherRemoteConfig", "TestSupport"],
+      dependencies: ["Streams", "Tether", "TetherHTTP", "TetherRemoteConfig", "TestSupport"],
       path: "Benchmarks/TetherBench"
     ),
 
@@ -50,6 +59,18 @@ let package = Package(
     .testTarget(
       name: "TetherTests",
       dependencies: ["Streams", "Tether", "TetherTesting", "TestSupport", "tether-test-child"]
+    ),
+    // The second process TetherHTTPTests measures peak memory in.
+    .executableTarget(
+      name: "tether-http-probe",
+      dependencies: ["TetherHTTP"],
+      path: "Tests/HTTPProbe"
+    ),
+    .testTarget(
+      name: "TetherHTTPTests",
+      dependencies: [
+        "Streams", "Tether", "TetherHTTP", "TetherTesting", "TestSupport", "tether-http-probe",
+      ]
     ),
     .testTarget(
       name: "TetherRemoteConfigTests",

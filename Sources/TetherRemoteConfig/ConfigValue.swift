@@ -24,12 +24,22 @@ public struct ConfigValue: Sendable, Hashable {
   public let raw: JSONValue
   /// Where the value came from.
   public let source: Source
+  /// How a flag service evaluated it (variant, reason, metadata), when the source is one
+  /// (``OFREPConfigSource``); `nil` otherwise.
+  public let evaluation: ConfigEvaluation?
 
   /// Creates a value.
-  public init(raw: JSONValue, source: Source) {
+  public init(raw: JSONValue, source: Source, evaluation: ConfigEvaluation? = nil) {
     self.raw = raw
     self.source = source
+    self.evaluation = evaluation
   }
+
+  /// The flag variant the value belongs to, when a flag service evaluated it.
+  public var variant: String? { evaluation?.variant }
+
+  /// Why a flag service chose this value (`STATIC`, `TARGETING_MATCH`, …), when it did.
+  public var reason: String? { evaluation?.reason }
 
   /// The value as text: a string as is, a number or boolean as written, `""` for `null`,
   /// and arrays and objects as JSON text.

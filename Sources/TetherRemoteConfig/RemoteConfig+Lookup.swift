@@ -76,7 +76,9 @@ extension RemoteConfig {
   /// else an empty string with source `.static` (as Firebase's `configValue(forKey:)`).
   public func configValue(forKey name: String) -> ConfigValue {
     state.withLock { state in
-      if let raw = state.active.entries[name] { return ConfigValue(raw: raw, source: .remote) }
+      if let raw = state.active.entries[name] {
+        return ConfigValue(raw: raw, source: .remote, evaluation: state.active.evaluations[name])
+      }
       if let raw = state.defaults[name] { return ConfigValue(raw: raw, source: .default) }
       return ConfigValue(raw: .string(""), source: .static)
     }
@@ -219,21 +221,5 @@ extension RemoteConfig {
       if !changed.isEmpty { enqueue(.changed(changed, activation: false), in: &state) }
     }
     deliver()
-  }
-}
-
-/// Reads a config document: a JSON object of entries.
-enum ConfigDocument {
-  static func entries(from data: Data) throws(RemoteConfigError) -> [String: JSONValue] {
-    let document: JSONValue
-    do {
-      document = try JSONValue(parsing: data)
-    } catch {
-      throw .malformedJSON("\(error)")
-    }
-    guard case .object(let entries) = document else {
-      throw .notAnObject(found: document.kindName)
-    }
-    return entries
   }
 }

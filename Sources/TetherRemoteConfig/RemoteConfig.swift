@@ -25,6 +25,7 @@ public final class RemoteConfig: Sendable {
 
   struct Active: Sendable {
     var entries: [String: JSONValue] = [:]
+    var evaluations: [String: ConfigEvaluation] = [:]
     var version: ConfigVersion?
     var fetchTime: Date?
   }
@@ -212,7 +213,9 @@ public final class RemoteConfig: Sendable {
       var changed = Set<String>()
       for (name, value) in new where old[name] != value { changed.insert(name) }
       for name in old.keys where new[name] == nil { changed.insert(name) }
-      state.active = Active(entries: new, version: fetched.payload.version, fetchTime: fetched.time)
+      state.active = Active(
+        entries: new, evaluations: fetched.payload.evaluations,
+        version: fetched.payload.version, fetchTime: fetched.time)
       if !changed.isEmpty {
         invalidate(changed, in: &state)
         enqueue(.changed(changed, activation: true), in: &state)
@@ -309,7 +312,8 @@ public final class RemoteConfig: Sendable {
         state.lastError = error
         state.consecutiveFailures += 1
         if let retryAfter = error.retryAfter {
-          state.retryNotBefore = now.addingTimeInterval(retryAfter)
+          state.retryNotBefore = now.addingTimeInterval(
+            min(retryAfter, state.settings.maximumBackoff))
         }
         return .failure(error)
       }

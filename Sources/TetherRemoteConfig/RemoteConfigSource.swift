@@ -78,11 +78,18 @@ public struct ConfigPayload: Sendable, Hashable {
   public var entries: [String: JSONValue]
   /// The entries' version.
   public var version: ConfigVersion
+  /// How a flag service evaluated entries (variant, reason), by entry name; empty for plain
+  /// documents. ``ConfigValue/evaluation`` exposes it.
+  public var evaluations: [String: ConfigEvaluation]
 
   /// Creates a payload.
-  public init(entries: [String: JSONValue], version: ConfigVersion = ConfigVersion()) {
+  public init(
+    entries: [String: JSONValue], version: ConfigVersion = ConfigVersion(),
+    evaluations: [String: ConfigEvaluation] = [:]
+  ) {
     self.entries = entries
     self.version = version
+    self.evaluations = evaluations
   }
 }
 

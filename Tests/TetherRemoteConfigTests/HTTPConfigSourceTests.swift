@@ -158,3 +158,25 @@ struct FaultCase: Sendable, CustomTestStringConvertible {
     #expect(server.requests.first?.header("Authorization") == "Bearer token")
   }
 }
+
+@Suite struct HTTPConfigSourcePushTests {
+  @Test func aServerSentEventMakesTheChangeActiveWithoutWaitingForAPoll() async throws {
+    let server = try await TestHTTPServer.start()
+    server.setDocument(document(["welcome_title": #""First""#]), at: Fixture.path)
+    let events = HTTPStream.serverSentEvents()
+    server.injectPersistently(.stream(events), at: "/events")
+    let config = RemoteConfig(
+      source: HTTPConfigSource(
+        url: server.url(for: Fixture.path), eventsURL: server.url(for: "/events")),
+      settings: RemoteConfigSettings(minimumFetchInterval: 3600, fetchTimeout: 5))
+    try await config.fetchAndActivate()
+    #expect(config[.welcomeTitle] == "First")
+    try await events.waitForClients(1)
+    #expect(!config.isPolling)
+
+    server.setDocument(document(["welcome_title": #""Pushed""#]), at: Fixture.path)
+    events.sendEvent("changed", id: "1")
+    try await waitUntil("the pushed change") { config[.welcomeTitle] == "Pushed" }
+    #expect(server.requests(at: Fixture.path).last?.header("If-None-Match") != nil)
+  }
+}

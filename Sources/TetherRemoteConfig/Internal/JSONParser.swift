@@ -139,7 +139,7 @@ struct JSONParser {
     while index < bytes.count {
       let byte = bytes[index]
       if byte == UInt8(ascii: "\"") {
-        let text = String(decoding: bytes[start..<index], as: UTF8.self)
+        let text = try validated(bytes[start..<index], at: start)
         index += 1
         return text
       }
@@ -153,7 +153,7 @@ struct JSONParser {
       index += 1
       switch byte {
       case UInt8(ascii: "\""):
-        return String(decoding: scalars, as: UTF8.self)
+        return try validated(scalars[...], at: start)
       case UInt8(ascii: "\\"):
         guard index < bytes.count else { throw fail("unexpected end of document") }
         let escape = bytes[index]
@@ -188,6 +188,16 @@ struct JSONParser {
       }
     }
     throw fail("unterminated string")
+  }
+
+  /// The string for UTF-8 `bytes`; invalid UTF-8 is an error, never silently repaired (a
+  /// repaired string would differ from what the server sent).
+  private func validated(_ bytes: ArraySlice<UInt8>, at offset: Int) throws(Failure) -> String {
+    if bytes.allSatisfy({ $0 < 0x80 }) { return String(decoding: bytes, as: UTF8.self) }
+    guard let text = String(validating: bytes, as: UTF8.self) else {
+      throw Failure(offset: offset, message: "invalid UTF-8 in a string")
+    }
+    return text
   }
 
   private mutating func parseHex4() throws(Failure) -> UInt32 {
@@ -237,7 +247,11 @@ struct JSONParser {
     }
     let text = String(decoding: bytes[start..<index], as: UTF8.self)
     if isInteger, let value = Int(text) { return .int(value) }
-    guard let value = Double(text) else { throw Failure(offset: start, message: "invalid number") }
+    // A number too large for a Double (1e999) would become infinity here and `null` in the
+    // cache, so a restart would change the value: it is rejected instead.
+    guard let value = Double(text), value.isFinite else {
+      throw Failure(offset: start, message: "number out of range (\(text.prefix(32)))")
+    }
     return .double(value)
   }
 }

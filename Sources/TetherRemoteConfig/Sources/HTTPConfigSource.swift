@@ -1,8 +1,6 @@
 import Foundation
-
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+import Streams
+import TetherHTTP
 
 /// A config source that reads a JSON object of entries over HTTP(S).
 ///
@@ -12,15 +10,25 @@ import FoundationNetworking
 /// config.startPolling(every: .seconds(30))
 /// ```
 ///
+/// It runs on TetherHTTP's one transport, so its hardening rules hold here too: credentials
+/// (`Authorization`, `Cookie`, `Proxy-Authorization`) never follow a redirect to another
+/// origin, `https` never redirects to `http`, and the size limit bounds memory.
+///
 /// - Requests are conditional: `If-None-Match` with the last `ETag` and `If-Modified-Since`
 ///   with the last `Last-Modified`. A 304 costs no decoding.
 /// - The body is read chunk by chunk and the transfer stops once it passes
 ///   ``maximumResponseSize``.
 /// - 429 and 5xx fail with ``RemoteConfigError/throttled(status:retryAfter:)`` and
 ///   ``RemoteConfigError/serverError(status:retryAfter:)`` carrying `Retry-After` (seconds or
-///   an HTTP date); 401 and 403 with ``RemoteConfigError/unauthorized(status:)``.
+///   an HTTP date, range-checked: at most one day; polling never waits longer than
+///   ``RemoteConfigSettings/maximumBackoff``); 401 and 403 with
+///   ``RemoteConfigError/unauthorized(status:)``.
 /// - An optional `X-Config-Version` integer header orders documents, so that an older one
 ///   (from a lagging replica or cache) is never applied; otherwise `Last-Modified` does.
+/// - With `eventsURL`, a `text/event-stream` at that URL pushes changes: each event makes the
+///   ``RemoteConfig`` fetch (conditionally) and activate at once, without waiting for the
+///   next poll. The stream reconnects with back-off when it ends or fails, and catches up
+///   with a fetch after each reconnection.
 public final class HTTPConfigSource: RemoteConfigSource {
   /// The document's URL.
   public let url: URL
@@ -28,51 +36,103 @@ public final class HTTPConfigSource: RemoteConfigSource {
   public let headers: [String: String]
   /// The largest body accepted, in bytes. Default 4 MiB.
   public let maximumResponseSize: Int
+  /// A server-sent events stream announcing document changes, if the server has one.
+  public let eventsURL: URL?
 
-  private let session: URLSession
-  private let transfer = HTTPTransfer()
+  let client: HTTPClient
 
   /// Creates a source for the document at `url`.
-  public init(url: URL, headers: [String: String] = [:], maximumResponseSize: Int = 4 << 20) {
+  ///
+  /// - Parameters:
+  ///   - url: The document's URL.
+  ///   - headers: Extra request headers, such as `Authorization`.
+  ///   - maximumResponseSize: The largest body accepted, in bytes.
+  ///   - eventsURL: A `text/event-stream` whose events announce that the document changed
+  ///     (their data is ignored); `nil` to rely on polling alone.
+  public init(
+    url: URL, headers: [String: String] = [:], maximumResponseSize: Int = 4 << 20,
+    eventsURL: URL? = nil
+  ) {
     self.url = url
     self.headers = headers
     self.maximumResponseSize = maximumResponseSize
-    let configuration = URLSessionConfiguration.ephemeral
-    // Conditional requests are ours to make; a URL cache would answer them itself.
-    configuration.urlCache = nil
-    configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-    configuration.httpCookieStorage = nil
-    session = URLSession(configuration: configuration, delegate: transfer, delegateQueue: nil)
+    self.eventsURL = eventsURL
+    // Polling and RemoteConfig's back-off do the retrying.
+    client = HTTPClient(
+      baseURL: url, headers: headers, maximumResponseSize: maximumResponseSize,
+      retryPolicy: .none)
   }
-
-  deinit { session.invalidateAndCancel() }
 
   /// Fetches the document, conditionally when `request.previousVersion` has an `ETag` or a
   /// `Last-Modified`.
   public func fetch(_ request: ConfigFetchRequest) async throws -> ConfigFetchResult {
-    var urlRequest = URLRequest(
-      url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: request.timeout)
-    urlRequest.setValue("application/json", forHTTPHeaderField: "Accept")
-    for (name, value) in headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
+    var httpRequest = HTTPRequest(
+      url: url, headers: headers, timeout: .milliseconds(Int64(request.timeout * 1000)))
+    httpRequest.setHeader("Accept", "application/json")
     if let etag = request.previousVersion?.etag {
-      urlRequest.setValue(etag, forHTTPHeaderField: "If-None-Match")
+      httpRequest.setHeader("If-None-Match", etag)
     }
     if let lastModified = request.previousVersion?.lastModified {
-      urlRequest.setValue(lastModified, forHTTPHeaderField: "If-Modified-Since")
+      httpRequest.setHeader("If-Modified-Since", lastModified)
     }
-    let response = try await transfer.perform(
-      urlRequest, on: session, limit: maximumResponseSize, timeout: request.timeout)
-    let retryAfter = response.headers["retry-after"].flatMap(Self.seconds(retryAfter:))
+    let response: HTTPResponseMessage
+    do {
+      response = try await client.response(for: httpRequest)
+    } catch {
+      throw RemoteConfigError(http: error, timeout: request.timeout)
+    }
+    return try Self.result(of: response)
+  }
+
+  /// Listens to ``eventsURL`` (when set) and calls `onChange` for each event and after each
+  /// reconnection.
+  public func observeChanges(_ onChange: @escaping @Sendable () -> Void) -> AnyCancellable? {
+    guard let eventsURL else { return nil }
+    let client = client
+    let headers = headers
+    let task = Task {
+      var failures = 0
+      var lastEventID: String?
+      var connected = false
+      while !Task.isCancelled {
+        var request = HTTPRequest(url: eventsURL, headers: headers)
+        if let lastEventID { request.setHeader("Last-Event-ID", lastEventID) }
+        do {
+          // A reconnection may have missed events: fetch once to catch up.
+          if connected { onChange() }
+          for try await event in client.serverSentEvents(for: request) {
+            connected = true
+            failures = 0
+            lastEventID = event.id ?? lastEventID
+            onChange()
+          }
+        } catch {
+          failures += 1
+        }
+        let ceiling = min(30, 0.5 * Double(1 << min(failures, 10)))
+        do {
+          try await Task.sleep(
+            for: .milliseconds(Int64(1000 * Double.random(in: 0.25...1) * ceiling)))
+        } catch {
+          return
+        }
+      }
+    }
+    return AnyCancellable { task.cancel() }
+  }
+
+  /// What a response means for a config fetch.
+  static func result(of response: HTTPResponseMessage) throws -> ConfigFetchResult {
+    let retryAfter = response.retryAfter
     switch response.status {
     case 304:
       return .notModified
     case 200..<300:
       let entries = try ConfigDocument.entries(from: response.body)
-      let lastModified = response.headers["last-modified"]
       let version = ConfigVersion(
-        etag: response.headers["etag"], lastModified: lastModified,
-        updatedAt: lastModified.flatMap(Self.httpDate),
-        number: response.headers["x-config-version"].flatMap { Int($0) })
+        etag: response.etag, lastModified: response.lastModified,
+        updatedAt: response.lastModifiedDate,
+        number: response.header("x-config-version").flatMap { Int($0) })
       return .modified(ConfigPayload(entries: entries, version: version))
     case 401, 403:
       throw RemoteConfigError.unauthorized(status: response.status)
@@ -84,18 +144,25 @@ public final class HTTPConfigSource: RemoteConfigSource {
       throw RemoteConfigError.unexpectedStatus(response.status)
     }
   }
+}
 
-  static func seconds(retryAfter text: String) -> TimeInterval? {
-    let trimmed = text.trimmingCharacters(in: .whitespaces)
-    if let seconds = Int(trimmed) { return TimeInterval(max(0, seconds)) }
-    return httpDate(trimmed).map { max(0, $0.timeIntervalSinceNow) }
-  }
-
-  static func httpDate(_ text: String) -> Date? {
-    let formatter = DateFormatter()
-    formatter.locale = Locale(identifier: "en_US_POSIX")
-    formatter.timeZone = TimeZone(identifier: "GMT")
-    formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-    return formatter.date(from: text)
+extension RemoteConfigError {
+  /// The config error for a transport failure.
+  init(http error: HTTPError, timeout: TimeInterval) {
+    switch error {
+    case .timedOut: self = .timedOut(after: timeout)
+    case .unreachable(_, let reason): self = .connectionFailed(reason)
+    case .tooLarge(_, let limit): self = .responseTooLarge(limit: limit)
+    case .truncated(_, let expected, let received):
+      self = .truncatedBody(expected: expected, received: received)
+    case .status(let status, _, _, let retryAfter):
+      switch status {
+      case 401, 403: self = .unauthorized(status: status)
+      case 429: self = .throttled(status: status, retryAfter: retryAfter)
+      case 500..<600: self = .serverError(status: status, retryAfter: retryAfter)
+      default: self = .unexpectedStatus(status)
+      }
+    default: self = .connectionFailed(error.description)
+    }
   }
 }

@@ -22,6 +22,8 @@ public struct HTTPFault: Sendable {
     case connectionReset
     case closeWithoutResponse
     case raw(Data)
+    case gzipBomb(decompressedByteCount: Int)
+    case endlessBody(contentEncoding: String?)
   }
 
   let kind: Kind
@@ -99,6 +101,17 @@ public struct HTTPFault: Sendable {
   public static func stream(_ stream: HTTPStream) -> HTTPFault {
     HTTPFault(.stream(stream))
   }
+
+  /// Answer 200 with `Content-Encoding: gzip` and a small gzip body that inflates to
+  /// `decompressedByteCount` zero bytes (about 160:1; 256 MiB take 1.7 MB on the wire), sent
+  /// with `Content-Length`. A client must bound what it inflates, not what it receives.
+  public static func gzipBomb(decompressedByteCount: Int) -> HTTPFault {
+    HTTPFault(.gzipBomb(decompressedByteCount: max(258, decompressedByteCount)))
+  }
+
+  /// Answer 200 with a chunked body that never ends: 64 KiB chunks as fast as the client
+  /// reads them, until it disconnects or the server stops.
+  public static var endlessBody: HTTPFault { HTTPFault(.endlessBody(contentEncoding: nil)) }
 
   /// Reset the connection (TCP RST) instead of answering.
   public static var connectionReset: HTTPFault { HTTPFault(.connectionReset) }

@@ -52,6 +52,24 @@ public final class HTTPStream: Sendable {
     self.headers = headers
   }
 
+  /// An open `text/event-stream` response, for server-sent events; send events with
+  /// `sendEvent(_:id:event:)`.
+  public static func serverSentEvents(headers: [String: String] = [:]) -> HTTPStream {
+    HTTPStream(contentType: "text/event-stream", headers: headers)
+  }
+
+  /// Sends one server-sent event: an optional `event:` and `id:` line, one `data:` line per
+  /// line of `data`, and the blank line that ends the event.
+  public func sendEvent(_ data: String, id: String? = nil, event: String? = nil) {
+    var text = ""
+    if let event { text += "event: \(event)\n" }
+    if let id { text += "id: \(id)\n" }
+    for line in data.split(separator: "\n", omittingEmptySubsequences: false) {
+      text += "data: \(line)\n"
+    }
+    send(text + "\n")
+  }
+
   /// Sends `chunk` to every attached client and to every later one.
   ///
   /// Empty chunks are skipped (an empty chunk would end the body); chunks sent after

@@ -126,6 +126,32 @@ final class HTTPConnection {
     case .raw(let bytes):
       try socket.send(bytes)
       return false
+    case .gzipBomb(let count):
+      let body = GzipBomb.data(decompressedByteCount: count)
+      try socket.send(
+        Self.head(
+          status: 200,
+          headers: [
+            ("Content-Type", "application/json"), ("Content-Encoding", "gzip"),
+            ("Content-Length", String(body.count)), ("Connection", "close"),
+          ]))
+      var offset = 0
+      while offset < body.count, !core.isStopped {
+        let piece = body[offset..<min(offset + 65_536, body.count)]
+        try socket.send(Data(piece))
+        offset += piece.count
+      }
+      return false
+    case .endlessBody(let contentEncoding):
+      var fields: [(String, String)] = [
+        ("Content-Type", "application/json"), ("Transfer-Encoding", "chunked"),
+        ("Connection", "close"),
+      ]
+      if let contentEncoding { fields.append(("Content-Encoding", contentEncoding)) }
+      try socket.send(Self.head(status: 200, headers: fields))
+      let chunk = Self.chunk(Data(repeating: UInt8(ascii: " "), count: 65_536))
+      while !core.isStopped { try socket.send(chunk) }
+      return false
     }
   }
 

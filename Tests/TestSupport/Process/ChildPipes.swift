@@ -43,6 +43,9 @@ final class ChildPipes: Sendable {
   let name: String
   // Guards the output, the exit status and the waiters for both.
   private let state = LockedState(State())
+  /// Signalled when standard error reached its end: the end of standard output waits for it
+  /// (briefly), so an "output ended" error carries everything the child wrote to stderr.
+  private let errorDidEnd = DispatchSemaphore(value: 0)
 
   init(name: String) {
     self.name = name
@@ -63,6 +66,7 @@ final class ChildPipes: Sendable {
         }
       }
       if !partial.isEmpty { received(line: String(decoding: partial, as: UTF8.self)) }
+      _ = errorDidEnd.wait(timeout: .now() + 1)
       outputDidEnd()
     }
     Thread.detachNewThread { [self] in
@@ -73,6 +77,7 @@ final class ChildPipes: Sendable {
         state.errorEnded = true
         return state.publishExitIfReady()
       }
+      errorDidEnd.signal()
       resumeExitWaiters(waiters)
     }
   }

@@ -1,0 +1,67 @@
+/// When ``HTTPClient`` repeats a failed request.
+///
+/// Only idempotent requests (`GET`, `HEAD`, `PUT`, `DELETE`) are retried, and only after a
+/// failure that another attempt may not repeat: the server unreachable, a timeout, a cut-off
+/// body, or HTTP 408, 429, 500, 502, 503 or 504. The wait before attempt *n* is random
+/// between zero and `initialDelay * 2^(n-1)` capped at `maximumDelay` ("full jitter"), and
+/// never shorter than the server's `Retry-After`. When the server asks for a wait longer than
+/// `maximumDelay`, the error is thrown at once instead.
+///
+/// ```swift
+/// let client = HTTPClient(baseURL: url, retryPolicy: HTTPRetryPolicy(maximumAttempts: 5))
+/// ```
+public struct HTTPRetryPolicy: Sendable, Hashable {
+  /// Attempts in all, the first one included; 1 means no retry.
+  public var maximumAttempts: Int
+  /// The back-off ceiling of the first retry.
+  public var initialDelay: Duration
+  /// The longest wait between two attempts.
+  public var maximumDelay: Duration
+
+  /// Creates a policy.
+  public init(
+    maximumAttempts: Int = 3, initialDelay: Duration = .milliseconds(200),
+    maximumDelay: Duration = .seconds(10)
+  ) {
+    self.maximumAttempts = max(1, maximumAttempts)
+    self.initialDelay = initialDelay
+    self.maximumDelay = maximumDelay
+  }
+
+  /// Three attempts, 200 ms initial back-off, at most 10 s between attempts.
+  public static let `default` = HTTPRetryPolicy()
+
+  /// No retries.
+  public static let none = HTTPRetryPolicy(maximumAttempts: 1)
+
+  /// Whether `error` is worth another attempt of an idempotent request.
+  static func isTransient(_ error: HTTPError) -> Bool {
+    switch error {
+    case .unreachable, .timedOut, .truncated: true
+    case .status(let code, _, _, _): [408, 429, 500, 502, 503, 504].contains(code)
+    default: false
+    }
+  }
+
+  /// The wait in seconds before retry number `retry` (1-based), or `nil` to give up because
+  /// the server asked for longer than ``maximumDelay``.
+  func delay(beforeRetry retry: Int, retryAfter: Double?, random: Double) -> Double? {
+    let cap = maximumDelay.seconds
+    if let retryAfter, retryAfter > cap { return nil }
+    let ceiling = min(cap, initialDelay.seconds * Double(1 << min(max(0, retry - 1), 30)))
+    return max(ceiling * random, retryAfter ?? 0)
+  }
+}
+
+extension Duration {
+  /// The duration in seconds.
+  var seconds: Double {
+    Double(components.seconds) + Double(components.attoseconds) / 1e18
+  }
+
+  /// A duration of `seconds`, clamped so that no value (infinite, negative, huge) can trap.
+  static func clamped(seconds: Double) -> Duration {
+    guard seconds.isFinite, seconds > 0 else { return .zero }
+    return .milliseconds(Int64(min(seconds, 1e9) * 1000))
+  }
+}

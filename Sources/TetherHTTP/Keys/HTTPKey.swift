@@ -1,0 +1,308 @@
+import Foundation
+import Synchronization
+import Tether
+
+/// A shared value read from an HTTP endpoint and kept fresh: by conditional polling or by
+/// server-sent events.
+///
+/// Create one with `.http(_:_:client:every:)` or `.http(_:_:client:updates:)`:
+///
+/// ```swift
+/// @SharedReader(.http(GitHub.repos, UserRepos(user: "apple"), client: api, every: .seconds(60)))
+/// var appleRepos: [Repo] = []
+/// ```
+///
+/// - Loading is one `GET`; a failure leaves the declared default and sets `loadError`.
+/// - While anyone holds the value, it stays fresh: polls are conditional (`ETag` with
+///   `If-None-Match`, `Last-Modified` with `If-Modified-Since`), so an unchanged resource
+///   costs a 304 and no decoding. Failures set `loadError`, keep the value and back off;
+///   401 and 403 stop the updates (with `loadError`) until the value is loaded again.
+/// - When the last holder goes away, polling stops (or the event stream closes).
+/// - Its ``id`` is the method, the full URL (base URL, filled path, query) and the value
+///   type: two declarations of the same resource share one value.
+public struct HTTPKey<Parameters: Encodable & Sendable, Response: Sendable>: SharedReaderKey {
+  /// Identifies the resource: method, URL and value type.
+  public struct ID: Hashable, Sendable {
+    let method: String
+    let url: String
+    let type: ObjectIdentifier
+  }
+
+  /// The endpoint that reads the resource.
+  public let endpoint: Endpoint<Parameters, NoBody, Response>
+  /// The endpoint's parameters.
+  public let parameters: Parameters
+  /// The client that sends the requests.
+  public let client: HTTPClient
+  let updates: HTTPUpdates
+  let validators: Validators
+
+  init(
+    _ endpoint: Endpoint<Parameters, NoBody, Response>, _ parameters: Parameters,
+    client: HTTPClient, updates: HTTPUpdates
+  ) {
+    self.endpoint = endpoint
+    self.parameters = parameters
+    self.client = client
+    self.updates = updates
+    validators = Validators()
+  }
+
+  /// The method, the full URL and the value type.
+  public var id: ID {
+    let url: String
+    do {
+      url = try endpoint.url(relativeTo: client.baseURL, parameters).absoluteString
+    } catch {
+      url = "invalid \(endpoint.path): \(error)"
+    }
+    return ID(method: endpoint.method.rawValue, url: url, type: ObjectIdentifier(Response.self))
+  }
+
+  /// Loads the resource with one `GET`.
+  public func load(context: LoadContext<Response>, continuation: LoadContinuation<Response>) {
+    Task {
+      do {
+        guard case .value(let value) = try await fetch(conditional: false) else {
+          return continuation.resume(throwing: HTTPError.cancelled)
+        }
+        continuation.resume(returning: value)
+      } catch {
+        continuation.resume(throwing: error)
+      }
+    }
+  }
+
+  /// Keeps the value fresh until the subscription is cancelled.
+  public func subscribe(
+    context: LoadContext<Response>, subscriber: SharedSubscriber<Response>
+  ) -> SharedSubscription {
+    let task: Task<Void, Never>
+    switch updates.kind {
+    case .polling(let interval):
+      task = Task { await poll(every: interval, subscriber) }
+    case .serverSentEvents(let template):
+      task = Task { await listen(template, subscriber) }
+    }
+    return SharedSubscription { task.cancel() }
+  }
+
+  // MARK: - Fetching
+
+  enum Fetched {
+    case notModified
+    case value(Response)
+  }
+
+  /// One `GET`; conditional when asked and validators are known.
+  func fetch(conditional: Bool) async throws(HTTPError) -> Fetched {
+    var request = try client.request(for: endpoint, parameters, body: NoBody())
+    let (etag, lastModified) = validators.current
+    if conditional, let etag { request.setHeader("If-None-Match", etag) }
+    if conditional, let lastModified { request.setHeader("If-Modified-Since", lastModified) }
+    let response = try await client.response(for: request)
+    if conditional, response.status == 304 { return .notModified }
+    let value = try endpoint.decode(response, url: request.url)
+    validators.record(response)
+    return .value(value)
+  }
+
+  // MARK: - Polling
+
+  private func poll(every interval: Duration, _ subscriber: SharedSubscriber<Response>) async {
+    var failures = 0
+    var delay = interval
+    while true {
+      do {
+        try await Task.sleep(for: delay)
+      } catch {
+        return
+      }
+      do {
+        if case .value(let value) = try await fetch(conditional: true) {
+          subscriber.yield(value)
+        }
+        failures = 0
+        delay = interval
+      } catch {
+        if Task.isCancelled || error == .cancelled { return }
+        subscriber.yield(throwing: error)
+        if error.statusCode == 401 || error.statusCode == 403 { return }
+        failures += 1
+        delay = Self.backoff(base: interval, cap: interval * 16, failures, error.retryAfter)
+      }
+    }
+  }
+
+  /// Full jitter above `base`, doubling per failure up to `cap`; at least `Retry-After`, which
+  /// itself never goes beyond `cap`.
+  static func backoff(
+    base: Duration, cap: Duration, _ failures: Int, _ retryAfter: Double?
+  )
+    -> Duration
+  {
+    let ceiling = min(cap, base * (1 << min(failures, 20)))
+    let jittered = base + (ceiling - base) * Double.random(in: 0...1)
+    let requested = Duration.clamped(seconds: min(retryAfter ?? 0, cap.seconds))
+    return max(jittered, requested)
+  }
+
+  // MARK: - Server-sent events
+
+  private func listen(
+    _ template: HTTPRequestTemplate, _ subscriber: SharedSubscriber<Response>
+  ) async {
+    var failures = 0
+    var lastEventID: String?
+    var retry: Duration?
+    while !Task.isCancelled {
+      var request: HTTPRequest
+      do {
+        request = try template.make(client)
+      } catch {
+        return subscriber.yield(throwing: error)
+      }
+      if let lastEventID { request.setHeader("Last-Event-ID", lastEventID) }
+      let outcome = await stream(request, subscriber, lastEventID: &lastEventID, retry: &retry)
+      if Task.isCancelled { return }
+      switch outcome {
+      case .ended:
+        failures = 0
+      case .failed(let error):
+        subscriber.yield(throwing: error)
+        if error.statusCode == 401 || error.statusCode == 403 { return }
+        failures += 1
+      }
+      let base = retry ?? .seconds(1)
+      let wait = failures == 0 ? base : Self.backoff(base: base, cap: .seconds(60), failures, nil)
+      do {
+        try await Task.sleep(for: wait)
+      } catch {
+        return
+      }
+    }
+  }
+
+  private enum StreamOutcome {
+    case ended
+    case failed(HTTPError)
+  }
+
+  /// Reads one connection of the event stream until it ends.
+  private func stream(
+    _ request: HTTPRequest, _ subscriber: SharedSubscriber<Response>,
+    lastEventID: inout String?, retry: inout Duration?
+  ) async -> StreamOutcome {
+    let (events, continuation) = AsyncStream<HTTPTransport.StreamEvent>.makeStream()
+    let cancel = client.stream(request) { event in
+      continuation.yield(event)
+      if case .end = event { continuation.finish() }
+    }
+    defer { cancel() }
+    var parser = ServerSentEventParser(limit: client.maximumResponseSize)
+    return await withTaskCancellationHandler {
+      for await event in events {
+        switch event {
+        case .head(let status, let headers):
+          guard status == 200 else {
+            return .failed(
+              .status(
+                status, url: HTTPError.redacted(request.url), bodyExcerpt: "",
+                retryAfter: headers["retry-after"].flatMap { HeaderParsing.retryAfter($0) }))
+          }
+          // Catch up with what changed while no stream was open.
+          await refresh(subscriber)
+        case .chunk(let data):
+          let parsed: [ServerSentEvent]
+          do {
+            parsed = try parser.feed(data)
+          } catch {
+            return .failed(.tooLarge(url: HTTPError.redacted(request.url), limit: parser.limit))
+          }
+          lastEventID = parser.lastEventID ?? lastEventID
+          retry = parser.retry.map { .milliseconds($0) } ?? retry
+          for event in parsed { await deliver(event, subscriber, url: request.url) }
+        case .end(let error):
+          return error.map { .failed($0) } ?? .ended
+        }
+      }
+      return .ended
+    } onCancel: {
+      cancel()
+      continuation.finish()
+    }
+  }
+
+  private func deliver(
+    _ event: ServerSentEvent, _ subscriber: SharedSubscriber<Response>, url: URL
+  ) async {
+    if event.data.isEmpty { return await refresh(subscriber) }
+    do {
+      subscriber.yield(try endpoint.decode(Data(event.data.utf8), url: url))
+    } catch {
+      subscriber.yield(throwing: error)
+    }
+  }
+
+  private func refresh(_ subscriber: SharedSubscriber<Response>) async {
+    do {
+      if case .value(let value) = try await fetch(conditional: true) { subscriber.yield(value) }
+    } catch {
+      if error != .cancelled { subscriber.yield(throwing: error) }
+    }
+  }
+}
+
+/// The validators of the last representation a key loaded, for conditional requests.
+final class Validators: Sendable {
+  private let state = Mutex<(etag: String?, lastModified: String?)>((nil, nil))
+
+  var current: (etag: String?, lastModified: String?) { state.withLock { $0 } }
+
+  func record(_ response: HTTPResponseMessage) {
+    let etag = response.etag
+    let lastModified = response.lastModified
+    state.withLock { $0 = (etag, lastModified) }
+  }
+}
+
+extension SharedReaderKey {
+  /// A value read from `endpoint` with `parameters` and polled conditionally every
+  /// `interval` while anyone holds it.
+  ///
+  /// ```swift
+  /// @SharedReader(.http(API.status, StatusQuery(region: "eu"), client: api, every: .seconds(30)))
+  /// var status = Status.unknown
+  /// ```
+  public static func http<Parameters, Response>(
+    _ endpoint: Endpoint<Parameters, NoBody, Response>, _ parameters: Parameters,
+    client: HTTPClient, every interval: Duration
+  ) -> Self where Self == HTTPKey<Parameters, Response> {
+    HTTPKey(endpoint, parameters, client: client, updates: .polling(every: interval))
+  }
+
+  /// A value read from `endpoint` with `parameters` and kept fresh by `updates` (polling or
+  /// server-sent events) while anyone holds it.
+  public static func http<Parameters, Response>(
+    _ endpoint: Endpoint<Parameters, NoBody, Response>, _ parameters: Parameters,
+    client: HTTPClient, updates: HTTPUpdates
+  ) -> Self where Self == HTTPKey<Parameters, Response> {
+    HTTPKey(endpoint, parameters, client: client, updates: updates)
+  }
+
+  /// A value read from a parameterless `endpoint`, polled every `interval`.
+  public static func http<Response>(
+    _ endpoint: Endpoint<NoParameters, NoBody, Response>, client: HTTPClient,
+    every interval: Duration
+  ) -> Self where Self == HTTPKey<NoParameters, Response> {
+    HTTPKey(endpoint, NoParameters(), client: client, updates: .polling(every: interval))
+  }
+
+  /// A value read from a parameterless `endpoint`, kept fresh by `updates`.
+  public static func http<Response>(
+    _ endpoint: Endpoint<NoParameters, NoBody, Response>, client: HTTPClient,
+    updates: HTTPUpdates
+  ) -> Self where Self == HTTPKey<NoParameters, Response> {
+    HTTPKey(endpoint, NoParameters(), client: client, updates: updates)
+  }
+}

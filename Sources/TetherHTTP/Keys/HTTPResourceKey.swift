@@ -1,0 +1,187 @@
+import Foundation
+import Synchronization
+import Tether
+
+/// A writable shared value backed by an HTTP resource: read like ``HTTPKey`` (one `GET`, then
+/// conditional polling or server-sent events) and saved with a `PUT` or `PATCH` endpoint that
+/// carries `If-Match`.
+///
+/// ```swift
+/// static let profile = Endpoint<UserPath, NoBody, Profile>.get("/users/{id}/profile")
+/// static let saveProfile = Endpoint<UserPath, Profile, NoBody>.put("/users/{id}/profile")
+///
+/// @Shared(.http(API.profile, save: API.saveProfile, UserPath(id: 42), client: api,
+///               every: .seconds(30)))
+/// var profile = Profile()
+/// $profile.withLock { $0.name = "Ada" }       // PUT with If-Match: <the ETag loaded>
+/// try await $profile.update { $0.visits += 1 } // exact against other writers: retried on 412
+/// ```
+///
+/// - A save sends `If-Match` with the `ETag` of the version this process last read or wrote.
+///   When someone else changed the resource first (HTTP 412), the save fails with
+///   ``HTTPError/conflict(url:)`` in `saveError` and the newer value is loaded into every
+///   holder: the local change is not written over theirs.
+/// - Saves of one value reach the server one at a time, in mutation order.
+/// - `update` reads the latest stored value, transforms it and saves it with `If-Match`;
+///   on 412 it starts again from the newer value (at most 16 attempts, then
+///   ``HTTPError/conflict(url:)``).
+public struct HTTPResourceKey<Parameters: Encodable & Sendable, Value: Sendable>: SharedKey,
+  AtomicSharedKey
+{
+  /// The reading half: the same identity, loading and updates as ``HTTPKey``.
+  public let reader: HTTPKey<Parameters, Value>
+  let write: @Sendable (HTTPClient, Value, String?) async throws(HTTPError) -> HTTPResponseMessage
+  let writes: Writes
+
+  init<SaveResponse>(
+    reader: HTTPKey<Parameters, Value>, save: Endpoint<Parameters, Value, SaveResponse>
+  ) {
+    self.reader = reader
+    let parameters = reader.parameters
+    write = { client, value, etag throws(HTTPError) in
+      var request = try client.request(for: save, parameters, body: value)
+      if let etag { request.setHeader("If-Match", etag) }
+      // A conditional write is safe to repeat: a retry after a lost answer gets a 412.
+      let response = try await client.response(for: request)
+      if response.status == 412 { throw .conflict(url: HTTPError.redacted(request.url)) }
+      _ = try save.decode(response, url: request.url)
+      return response
+    }
+    writes = Writes()
+  }
+
+  /// The same as the reader's: method, URL and value type.
+  public var id: HTTPKey<Parameters, Value>.ID { reader.id }
+
+  /// Loads the resource with one `GET`.
+  public func load(context: LoadContext<Value>, continuation: LoadContinuation<Value>) {
+    reader.load(context: context, continuation: continuation)
+  }
+
+  /// Keeps the value fresh (see ``HTTPKey``) and lets a conflicting save load the newer value.
+  public func subscribe(
+    context: LoadContext<Value>, subscriber: SharedSubscriber<Value>
+  ) -> SharedSubscription {
+    writes.setSubscriber(subscriber)
+    let inner = reader.subscribe(context: context, subscriber: subscriber)
+    return SharedSubscription { [writes] in
+      writes.setSubscriber(nil)
+      inner.cancel()
+    }
+  }
+
+  /// Saves `value` with `If-Match`, after the saves before it.
+  public func save(_ value: Value, context: SaveContext, continuation: SaveContinuation) {
+    writes.enqueue {
+      do throws(HTTPError) {
+        try await store(value)
+        continuation.resume()
+      } catch {
+        if case .conflict = error { await loadNewer() }
+        continuation.resume(throwing: error)
+      }
+    }
+  }
+
+  /// Reads the latest stored value, applies `transform`, and saves it with `If-Match`,
+  /// starting again on 412.
+  public func update(
+    _ transform: @escaping @Sendable (inout Value) throws -> Void, initialValue: Value,
+    continuation: UpdateContinuation<Value>
+  ) {
+    writes.enqueue {
+      var lastError = HTTPError.cancelled
+      for _ in 0..<16 {
+        do throws(HTTPError) {
+          guard case .value(var value) = try await reader.fetch(conditional: false) else {
+            continue
+          }
+          let transformed = Result { try transform(&value) }
+          if case .failure(let error) = transformed { return continuation.resume(throwing: error) }
+          try await store(value)
+          writes.subscriber(of: Value.self)?.yield(value)
+          return continuation.resume(returning: value)
+        } catch {
+          lastError = error
+          guard case .conflict = error else { break }
+        }
+      }
+      continuation.resume(throwing: lastError)
+    }
+  }
+
+  /// One conditional write; records the new version's validators.
+  private func store(_ value: Value) async throws(HTTPError) {
+    let response = try await write(reader.client, value, reader.validators.current.etag)
+    if response.etag != nil {
+      reader.validators.record(response)
+    } else {
+      // The server did not say which version it stored: read it back, so that the next save
+      // does not send a tag the server no longer has.
+      if case .value(let stored) = try await reader.fetch(conditional: false) {
+        writes.subscriber(of: Value.self)?.yield(stored)
+      }
+    }
+  }
+
+  private func loadNewer() async {
+    guard case .value(let newer)? = try? await reader.fetch(conditional: false) else { return }
+    writes.subscriber(of: Value.self)?.yield(newer)
+  }
+}
+
+/// A key's serial write queue and its current subscriber.
+final class Writes: Sendable {
+  private struct State {
+    var last: Task<Void, Never>?
+    var subscriber: (any Sendable)?
+  }
+  private let state = Mutex(State())
+
+  func setSubscriber(_ subscriber: (any Sendable)?) {
+    state.withLock { $0.subscriber = subscriber }
+  }
+
+  var subscriber: (any Sendable)? { state.withLock { $0.subscriber } }
+
+  /// Runs `work` after every write enqueued before it.
+  func enqueue(_ work: @escaping @Sendable () async -> Void) {
+    state.withLock { state in
+      let previous = state.last
+      state.last = Task {
+        await previous?.value
+        await work()
+      }
+    }
+  }
+}
+
+extension Writes {
+  fileprivate func subscriber<Value>(of _: Value.Type) -> SharedSubscriber<Value>? {
+    subscriber as? SharedSubscriber<Value>
+  }
+}
+
+extension SharedReaderKey {
+  /// A writable value read from `endpoint` and saved with `save` (a `PUT` or `PATCH` whose
+  /// body is the value), with `parameters`; polled conditionally every `interval`.
+  public static func http<Parameters, Value, SaveResponse>(
+    _ endpoint: Endpoint<Parameters, NoBody, Value>,
+    save: Endpoint<Parameters, Value, SaveResponse>, _ parameters: Parameters,
+    client: HTTPClient, every interval: Duration
+  ) -> Self where Self == HTTPResourceKey<Parameters, Value> {
+    HTTPResourceKey(
+      reader: HTTPKey(endpoint, parameters, client: client, updates: .polling(every: interval)),
+      save: save)
+  }
+
+  /// A writable value read from `endpoint` and saved with `save`, kept fresh by `updates`.
+  public static func http<Parameters, Value, SaveResponse>(
+    _ endpoint: Endpoint<Parameters, NoBody, Value>,
+    save: Endpoint<Parameters, Value, SaveResponse>, _ parameters: Parameters,
+    client: HTTPClient, updates: HTTPUpdates
+  ) -> Self where Self == HTTPResourceKey<Parameters, Value> {
+    HTTPResourceKey(
+      reader: HTTPKey(endpoint, parameters, client: client, updates: updates), save: save)
+  }
+}
