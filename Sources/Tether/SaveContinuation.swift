@@ -8,6 +8,8 @@
 /// defaults, and a second resume is reported at the line that made it (see `TetherIssue`).
 public struct SaveContinuation: Sendable {
   let box: ContinuationBox<Result<Void, any Error>>
+  /// For a `.didSet` save made by a reference: what its value was made from.
+  let basis: SaveBasis?
 
   /// Creates a continuation that reports its result to `callback`.
   public init(_ callback: @escaping @Sendable (Result<Void, any Error>) -> Void) {
@@ -27,9 +29,10 @@ public struct SaveContinuation: Sendable {
   }
 
   init(
-    observer: IssueReporting.Observer?, name: String? = nil,
+    observer: IssueReporting.Observer?, name: String? = nil, basis: SaveBasis? = nil,
     _ callback: @escaping @Sendable (Result<Void, any Error>) -> Void
   ) {
+    self.basis = basis
     box = ContinuationBox(
       name: { name ?? "SaveContinuation" }, observer: observer,
       abandoned: { .failure(ContinuationNotResumed()) }, callback: callback)

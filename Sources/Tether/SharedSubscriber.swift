@@ -15,10 +15,17 @@ public struct SharedSubscriber<Value: Sendable>: Sendable {
   }
 
   let callback: @Sendable (Event) -> Void
+  /// Set by a reference: lets a storage count the changes it delivers (see `SaveBasis`).
+  let changes: ExternalChanges?
 
   /// Creates a subscriber that reports events to `callback`.
   public init(_ callback: @escaping @Sendable (Event) -> Void) {
+    self.init(changes: nil, callback)
+  }
+
+  init(changes: ExternalChanges?, _ callback: @escaping @Sendable (Event) -> Void) {
     self.callback = callback
+    self.changes = changes
   }
 
   /// Creates a subscriber from swift-sharing's callbacks, so a ported key's tests compile

@@ -166,7 +166,7 @@ let updateCommands: [String: ChildCommand] = [
     printLine("done")
   },
   // file-touch PATH: holds the tally (`throttle: .zero`) and adds one to `touches` with
-  // `withLock` about every 40 ms (plain `.didSet` saves) until stdin closes; prints `ready`
+  // `withLock` about every 2 ms (plain `.didSet` saves) until stdin closes; prints `ready`
   // first and `touched N saved M` at the end.
   "file-touch": { arguments in
     guard let path = arguments.first else { throw ChildUsage("file-touch PATH") }
@@ -183,7 +183,7 @@ let updateCommands: [String: ChildCommand] = [
       holder.withLock { $0.touches += 1 }
       touches += 1
       // Pacing of the load this process adds, not a wait for an event.
-      try await Task.sleep(for: .milliseconds(40))
+      try await Task.sleep(for: .milliseconds(2))
     }
     printLine("touched \(touches) saved \(holder.wrappedValue.touches)")
   },

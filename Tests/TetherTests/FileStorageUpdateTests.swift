@@ -126,10 +126,8 @@ import Testing
     #expect(result.counts == ["p0": 500, "p1": 500, "p2": 500, "p3": 500])
   }
 
-  // Known limit (see FileStorageKey): a withLock mutation made from the old value in the
-  // microseconds while another process's value is handed to its holder can still be written.
-  // The fifth process touches every 40 ms to keep that rare; closing it needs the reference to
-  // tell the key which version a save was made from.
+  // A withLock mutation made from the old value in the microseconds while another process's
+  // value is handed to its holder must fail as a conflict, never overwrite the newer file.
   @Test func updatesStayExactWhileAFifthProcessSavesWithWithLock() async throws {
     let url = directory.file("tally.json")
     let toucher = try ChildProcess(["file-touch", url.path])

@@ -4,7 +4,8 @@ import Testing
 
 /// What must (and must not) compile for a user: checked by type-checking a snippet against the
 /// `Tether` module this test run was built with, using the toolchain's `swiftc`.
-@Suite struct SharedCompileTimeTests {
+// Serialized: each test runs the compiler, and two at once only compete for the same cores.
+@Suite(.serialized) struct SharedCompileTimeTests {
   /// The directory of the built modules, next to the test bundle (`.build/debug/Modules`).
   static let modules: URL? = {
     let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
@@ -21,34 +22,49 @@ import Testing
 
   /// Type-checks `source` (with `extraFiles`) against the built `Tether`, as a separate
   /// module would; returns whether it compiled and the compiler's diagnostics.
+  ///
+  /// The compiler runs for seconds; waiting for it happens on a Dispatch thread, never on a
+  /// Swift-concurrency thread (two of them on a two-core machine: blocking one stalls half of
+  /// the parallel test run).
   func typeCheck(
     _ source: String, with extraFiles: [URL] = []
-  ) throws -> (compiled: Bool, diagnostics: String) {
+  ) async throws -> (compiled: Bool, diagnostics: String) {
     let modules = try #require(Self.modules)
     let swiftc = try #require(Self.swiftc)
-    return try withTemporaryDirectory { directory in
+    return try await withTemporaryDirectory { directory in
       let file = directory.file("snippet.swift")
       try Data(source.utf8).write(to: file)
-      let process = Process()
-      process.executableURL = swiftc
-      process.arguments =
-        [
-          "-typecheck", "-swift-version", "6", "-I", modules.path, file.path,
-        ] + extraFiles.map(\.path)
-      let errors = Pipe()
-      process.standardError = errors
-      process.standardOutput = FileHandle.nullDevice
-      try process.run()
-      let diagnostics = String(
-        decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-      process.waitUntilExit()
-      return (process.terminationStatus == 0, diagnostics)
+      let arguments =
+        ["-typecheck", "-swift-version", "6", "-I", modules.path, file.path]
+        + extraFiles.map(\.path)
+      return try await withCheckedThrowingContinuation { continuation in
+        DispatchQueue.global().async {
+          continuation.resume(with: Result { try Self.run(swiftc, arguments) })
+        }
+      }
     }
   }
 
+  /// Runs `executable` to its end on the calling (Dispatch) thread.
+  private static func run(
+    _ executable: URL, _ arguments: [String]
+  ) throws -> (compiled: Bool, diagnostics: String) {
+    let process = Process()
+    process.executableURL = executable
+    process.arguments = arguments
+    let errors = Pipe()
+    process.standardError = errors
+    process.standardOutput = FileHandle.nullDevice
+    try process.run()
+    let diagnostics = String(
+      decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    return (process.terminationStatus == 0, diagnostics)
+  }
+
   @Test(.enabled(if: modules != nil && swiftc != nil))
-  func assigningASharedValueFailsToCompileAndNamesWithLock() throws {
-    let (compiled, diagnostics) = try typeCheck(
+  func assigningASharedValueFailsToCompileAndNamesWithLock() async throws {
+    let (compiled, diagnostics) = try await typeCheck(
       """
       import Tether
       final class Model {
@@ -61,8 +77,8 @@ import Testing
   }
 
   @Test(.enabled(if: modules != nil && swiftc != nil))
-  func inlineDefaultAndMutationThroughWithLockCompile() throws {
-    let (compiled, diagnostics) = try typeCheck(
+  func inlineDefaultAndMutationThroughWithLockCompile() async throws {
+    let (compiled, diagnostics) = try await typeCheck(
       """
       import Tether
       final class Model {
@@ -75,12 +91,12 @@ import Testing
   }
 
   @Test(.enabled(if: modules != nil && swiftc != nil))
-  func portedSwiftSharingKeyAndModelCompileUnchangedInAnotherModule() throws {
+  func portedSwiftSharingKeyAndModelCompileUnchangedInAnotherModule() async throws {
     // The ported key's file exactly as the tests use it, plus a model written the way
     // swift-sharing's documentation writes them, compiled as a user's module would be.
     let portedKey = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
       .appendingPathComponent("Support/PortedKeyValueStoreKey.swift")
-    let (compiled, diagnostics) = try typeCheck(
+    let (compiled, diagnostics) = try await typeCheck(
       """
       import Observation
       import Tether

@@ -23,6 +23,8 @@ final class FileStorage: Sendable {
     let deleted: @Sendable () -> Void
     /// Reports a failure.
     let failed: @Sendable (any Error) -> Void
+    /// The subscribing reference's count of changes delivered to it (see `SaveBasis`).
+    var changes: ExternalChanges? = nil
   }
 
   /// What this process last knew to be on disk.
@@ -274,7 +276,9 @@ final class FileStorage: Sendable {
     let (timerToCancel, superseded) = state.withLock {
       state -> (FileTimer?, [SaveContinuation]) in
       let now = clock.now
-      let base = Self.base(for: state)
+      // A value made before a change this storage has started handing to its holder is
+      // stale, even if the save arrives after the storage moved on to that change.
+      let base = continuation.basis?.isStale == true ? .conflicted : Self.base(for: state)
       if immediate {
         var continuations = state.pending?.continuations ?? []
         continuations.append(continuation)
@@ -761,8 +765,9 @@ final class FileStorage: Sendable {
   /// are told (after decoding, so the two are microseconds apart): a holder that reacts to the
   /// change saves against the new version, never as a false conflict. A mutation made from
   /// the old value whose save reaches the storage only after that point (its thread stalled
-  /// between `withLock` and the save while the change was delivered) cannot be told apart: see
-  /// FileStorageKey's notes.
+  /// between `withLock` and the save while the change was delivered) is told apart by its
+  /// basis: each subscriber's `ExternalChanges` is counted before `seen` moves, and the
+  /// reference counts the change in the critical section that applies it.
   private func deliver(_ contents: (Data, FileStat)?, disk: Disk) {
     let (subscribers, superseded, timer) = state.withLock { state in
       state.disk = disk
@@ -777,19 +782,23 @@ final class FileStorage: Sendable {
     let conflict = FileStorageKeyError.conflict(url: url)
     superseded?.continuations.forEach { $0.resume(throwing: conflict) }
     guard let (data, identity) = contents, !data.isEmpty else {
+      subscribers.forEach { $0.changes?.begin() }
       state.withLock { $0.seen = $0.disk }
       subscribers.forEach { $0.deleted() }
       return
     }
     // Decode for everyone first, so telling the holders takes as little time as possible.
     var actions: [@Sendable () -> Void] = []
+    var starting: [ExternalChanges?] = []
     for subscriber in subscribers {
       switch FileContents.interpret(
         data, maximumSize: subscriber.maximumSize, decode: subscriber.prepare)
       {
       case .value(let deliver):
+        starting.append(subscriber.changes)
         actions.append(deliver)
       case .empty:
+        starting.append(subscriber.changes)
         actions.append(subscriber.deleted)
       case .tooLarge(let size):
         let error = FileStorageKeyError.fileTooLarge(
@@ -804,6 +813,9 @@ final class FileStorage: Sendable {
         actions.append { subscriber.failed(failure) }
       }
     }
+    // Counted before `seen` moves: a save arriving in between is judged stale by its basis,
+    // one arriving after is judged against the new version.
+    starting.forEach { $0?.begin() }
     state.withLock { $0.seen = $0.disk }
     actions.forEach { $0() }
   }

@@ -16,7 +16,8 @@ final class Reference<Value: Sendable>: MutableReference {
   @usableFromInline
   enum Delivery: Sendable {
     /// The value changed to `value` (now at `version`); save it if `save` has a sequence.
-    case change(version: UInt64, value: Value, save: UInt64?)
+    /// `basis` counts the external changes applied when it was made.
+    case change(version: UInt64, value: Value, save: UInt64?, basis: UInt64)
     /// A listener joined; it gets `value` first.
     case initial(Listener<Value>, Value)
     /// `save()` was called.
@@ -42,6 +43,8 @@ final class Reference<Value: Sendable>: MutableReference {
     /// afterwards every change notifies it, so no tracker ever misses one.
     @usableFromInline var observable = false
     @usableFromInline var subscription: SharedSubscription?
+    /// External changes (values and deletions from the subscription) applied so far.
+    @usableFromInline var externalApplied: UInt64 = 0
 
     @usableFromInline init(value: Value) { self.value = value }
   }
@@ -69,6 +72,8 @@ final class Reference<Value: Sendable>: MutableReference {
   // nonisolated(unsafe): written and read only by the `owner` thread while it holds `state`'s
   // lock.
   @usableFromInline nonisolated(unsafe) var snapshot: Value?
+  /// Counted by the key's storage as it delivers changes to this reference (see `SaveBasis`).
+  let changes = ExternalChanges()
   /// The value declared by whoever created the reference; restored on "initial value".
   let initialValue: Value
   private let reader: (any SharedReaderKey<Value>)?
@@ -324,7 +329,9 @@ final class Reference<Value: Sendable>: MutableReference {
       sequence = state.saveSequence
     }
     return enqueue(
-      .change(version: state.version, value: state.value, save: sequence), in: &state)
+      .change(
+        version: state.version, value: state.value, save: sequence,
+        basis: state.externalApplied), in: &state)
   }
 
   /// Called with `state`'s lock held.
@@ -382,7 +389,7 @@ final class Reference<Value: Sendable>: MutableReference {
   @inlinable
   func deliver(_ delivery: Delivery, to listeners: [Listener<Value>]) {
     switch delivery {
-    case .change(let version, let value, let save):
+    case .change(let version, let value, let save, let basis):
       // `listeners` keeps every listener alive; borrowing them spares a retain and a release
       // per listener per change.
       listeners.withUnsafeBufferPointer { buffer in
@@ -392,7 +399,9 @@ final class Reference<Value: Sendable>: MutableReference {
           }
         }
       }
-      if let save { callSave(value, context: .didSet, sequence: save, completion: nil) }
+      if let save {
+        callSave(value, context: .didSet, sequence: save, basis: basis, completion: nil)
+      }
     case .initial(let listener, let value):
       listener.receive(value)
     case .save(let value, let sequence, let completion):
@@ -402,7 +411,7 @@ final class Reference<Value: Sendable>: MutableReference {
 
   @usableFromInline
   func callSave(
-    _ value: Value, context: SaveContext, sequence: UInt64,
+    _ value: Value, context: SaveContext, sequence: UInt64, basis: UInt64? = nil,
     completion: (@Sendable (Result<Void, any Error>) -> Void)?
   ) {
     guard let writer else {
@@ -411,7 +420,9 @@ final class Reference<Value: Sendable>: MutableReference {
     }
     // Weak: a pending save must not keep the reference alive, or releasing the last holder
     // would not cancel the subscription, which is the key's cue to flush pending writes.
-    let continuation = SaveContinuation(observer: issueObserver) { [weak self] result in
+    let continuation = SaveContinuation(
+      observer: issueObserver, basis: basis.map { SaveBasis(changes: changes, applied: $0) }
+    ) { [weak self] result in
       self?.finishSave(sequence: sequence, result: result)
       completion?(result)
     }
@@ -527,7 +538,7 @@ final class Reference<Value: Sendable>: MutableReference {
     }
     let subscription = reader.subscribe(
       context: .initialValue(initialValue),
-      subscriber: SharedSubscriber { [weak self] event in self?.handle(event) })
+      subscriber: SharedSubscriber(changes: changes) { [weak self] event in self?.handle(event) })
     let replaced = state.withLock { state in
       defer { state.subscription = subscription }
       return state.subscription
@@ -581,9 +592,11 @@ final class Reference<Value: Sendable>: MutableReference {
   private func handle(_ event: SharedSubscriber<Value>.Event) {
     switch event {
     case .value(let value):
-      apply(value, clearingLoadError: true, onlyIfVersion: nil, endLoading: false)
+      apply(value, clearingLoadError: true, onlyIfVersion: nil, endLoading: false, external: true)
     case .initialValue:
-      apply(initialValue, clearingLoadError: true, onlyIfVersion: nil, endLoading: false)
+      apply(
+        initialValue, clearingLoadError: true, onlyIfVersion: nil, endLoading: false,
+        external: true)
     case .failure(let error):
       setLoadError(error, endLoading: false)
     case .loading(let loading):
@@ -604,11 +617,15 @@ final class Reference<Value: Sendable>: MutableReference {
   }
 
   /// Replaces the value from storage: notifies, never saves back.
+  ///
+  /// An `external` change (from the subscription) is counted in the same critical section
+  /// that applies it, so a save knows whether its value was made before or after it.
   private func apply(
     _ newValue: Value?, clearingLoadError: Bool, onlyIfVersion version: UInt64?,
-    endLoading: Bool
+    endLoading: Bool, external: Bool = false
   ) {
     let outcome = state.withLock { state -> ApplyOutcome in
+      if external { state.externalApplied &+= 1 }
       var outcome = ApplyOutcome()
       outcome.observable = state.observable
       if endLoading, state.isLoading {

@@ -44,9 +44,9 @@ import Foundation
 /// - A save made through `withLock` is written only if the file is still the version this
 ///   process last read, wrote or was told about. If another process changed it meanwhile, the
 ///   newer file wins: holders get its value and `saveError` is
-///   ``FileStorageKeyError/conflict(url:)``. (A mutation that races, within microseconds, with
-///   the delivery of another process's change can still be based on the older value; use
-///   `update` where every change counts.) `save()` writes unconditionally.
+///   ``FileStorageKeyError/conflict(url:)``. That holds even for a mutation made in the
+///   microseconds while another process's change is being handed to the holders: the save
+///   knows which version its value was made from. `save()` writes unconditionally.
 /// - The kernel releases the lock of a process that dies, so a crash never blocks the others.
 ///
 /// Keys for the same file share one reference, however the path is spelled:
@@ -153,7 +153,8 @@ public struct FileStorageKey<Value: Sendable>: AtomicSharedKey {
           return { subscriber.yield(value) }
         },
         deleted: { subscriber.yieldReturningInitialValue() },
-        failed: { subscriber.yield(throwing: $0) }
+        failed: { subscriber.yield(throwing: $0) },
+        changes: subscriber.changes
       ))
     return SharedSubscription(unsubscribe)
   }
