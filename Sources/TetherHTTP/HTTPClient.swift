@@ -4,6 +4,7 @@ import Synchronization
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
+import Tether
 #endif
 
 /// Sends typed ``Endpoint``s (and plain ``HTTPRequest``s) to one server.
@@ -238,7 +239,7 @@ public final class HTTPClient: Sendable {
     var request = request
     if request.header("Accept") == nil { request.setHeader("Accept", "text/event-stream") }
     let (events, continuation) = AsyncThrowingStream<ServerSentEvent, any Error>.makeStream()
-    let parser = Mutex(ServerSentEventParser(limit: maximumResponseSize))
+    let parser = Lock(ServerSentEventParser(limit: maximumResponseSize))
     let url = HTTPError.redacted(request.url)
     let cancel = stream(request) { event in
       switch event {
@@ -289,10 +290,10 @@ public final class HTTPClient: Sendable {
       throw Self.interceptorError(error)
     }
     let (body, bodyContinuation) = AsyncThrowingStream<Data, any Error>.makeStream()
-    let head = Mutex<CheckedContinuation<(Int, [String: String]), any Error>?>(nil)
+    let head = Lock<CheckedContinuation<(Int, [String: String]), any Error>?>(nil)
     let timeout = (prepared.timeout ?? self.timeout).seconds
     let url = HTTPError.redacted(prepared.url)
-    let cancelBox = Mutex<(@Sendable () -> Void)?>(nil)
+    let cancelBox = Lock<(@Sendable () -> Void)?>(nil)
     do {
       let (status, headers) = try await withTaskCancellationHandler {
         try await withCheckedThrowingContinuation { continuation in

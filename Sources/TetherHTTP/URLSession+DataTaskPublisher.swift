@@ -4,6 +4,7 @@ import Synchronization
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
+import Tether
 #endif
 
 extension URLSession {
@@ -74,10 +75,10 @@ private func dataTaskCompletion(
 private final class DataTaskSubscription<Downstream: Subscriber>: Subscription,
   DataTaskCompleting, @unchecked Sendable
 where Downstream.Input == URLSession.DataTaskPublisher.Output, Downstream.Failure == URLError {
-  // @unchecked: `downstream` and `task` live in `state`, a Mutex; `request` and `session` are
+  // @unchecked: `downstream` and `task` live in `state`, a `Lock`; `request` and `session` are
   // immutable.
   // @unchecked Sendable: a State is only created here and then only touched inside `state`'s
-  // Mutex.
+  // `Lock`.
   private struct State: @unchecked Sendable {
     var downstream: Downstream?
     var task: URLSessionDataTask?
@@ -85,12 +86,12 @@ where Downstream.Input == URLSession.DataTaskPublisher.Output, Downstream.Failur
 
   private let request: URLRequest
   private let session: URLSession
-  private let state: Mutex<State>
+  private let state: Lock<State>
 
   init(request: URLRequest, session: URLSession, downstream: Downstream) {
     self.request = request
     self.session = session
-    state = Mutex(State(downstream: downstream))
+    state = Lock(State(downstream: downstream))
   }
 
   func request(_ demand: Subscribers.Demand) {

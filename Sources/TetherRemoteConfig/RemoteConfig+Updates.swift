@@ -1,5 +1,6 @@
 import Streams
 import Synchronization
+import Tether
 
 extension RemoteConfig {
   /// A ``ConfigUpdate`` for every activation that changed something, naming the changed keys.
@@ -35,7 +36,7 @@ extension RemoteConfig {
   func observe<Value>(
     _ key: ConfigKey<Value>, initial: Bool, onChange: @escaping @Sendable (Value) -> Void
   ) -> AnyCancellable {
-    let last = Mutex<ConfigValue?>(initial ? nil : decoded(key).resolve(key).origin)
+    let last = Lock<ConfigValue?>(initial ? nil : decoded(key).resolve(key).origin)
     return addObserver(names: [key.name]) { [weak self] _ in
       guard let self else { return }
       let (value, origin) = self.decoded(key).resolve(key)

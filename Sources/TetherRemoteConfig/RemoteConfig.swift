@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Streams
 import Synchronization
+import Tether
 
 /// A remote config client: fetches entries from a ``RemoteConfigSource``, activates them,
 /// caches the active config on disk, and serves typed lookups.
@@ -62,9 +63,9 @@ public final class RemoteConfig: Sendable {
     var delivering = false
   }
 
-  let state = Mutex(State())
+  let state = Lock(State())
   /// Serializes cache writes; holds the serial number of the activation last written.
-  let cacheWriter = Mutex<Int>(0)
+  let cacheWriter = Lock<Int>(0)
   let updateSubject = PassthroughSubject<ConfigUpdate, Never>()
   let decodeErrorSubject = PassthroughSubject<ConfigDecodingError, Never>()
   let fetchErrorSubject = PassthroughSubject<RemoteConfigError, Never>()

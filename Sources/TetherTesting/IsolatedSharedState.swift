@@ -74,7 +74,7 @@ extension Trait where Self == IsolatedSharedStateTrait {
 /// from another thread has no test context, so it waits until the test ends.
 private final class IssueFailures: Sendable {
   private let test = Test.current?.id
-  private let pending = Mutex<[TetherIssue]>([])
+  private let pending = Lock<[TetherIssue]>([])
 
   var record: @Sendable (TetherIssue) -> Void {
     { [self] issue in

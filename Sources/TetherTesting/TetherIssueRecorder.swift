@@ -14,7 +14,7 @@ import Tether
 /// #expect(issues.messages.contains { $0.contains("more than once") })
 /// ```
 public final class TetherIssueRecorder: Sendable {
-  private let recorded = Mutex<[TetherIssue]>([])
+  private let recorded = Lock<[TetherIssue]>([])
 
   /// Creates an empty recorder.
   public init() {}

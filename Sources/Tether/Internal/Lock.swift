@@ -7,19 +7,23 @@ import Synchronization
 /// happens-before edge and reports races on the state the lock protects. An extra
 /// acquire-load at the start and release-store at the end of each critical section restores
 /// the edge; on x86 and ARM both are ordinary loads and stores.
+///
+/// `package`: Tether's other modules (HTTP, remote config, testing) lock with it too, so the
+/// sanitizer run covers them without false reports.
 @usableFromInline
-struct Lock<State>: ~Copyable, Sendable {
+package struct Lock<State>: ~Copyable, Sendable {
   @usableFromInline let mutex: Mutex<State>
   @usableFromInline let handoff = Atomic<UInt8>(0)
 
+  /// Creates a lock protecting `state`.
   @inlinable
-  init(_ state: sending State) {
+  package init(_ state: sending State) {
     mutex = Mutex(state)
   }
 
   /// Runs `body` with exclusive access to the state. `body` must not call out.
   @inlinable
-  func withLock<R, E: Error>(
+  package func withLock<R, E: Error>(
     _ body: (inout sending State) throws(E) -> sending R
   ) throws(E)
     -> sending R

@@ -4,6 +4,7 @@ import Synchronization
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
+import Tether
 #endif
 
 /// The one place Tether talks to URLSession. Every request any module makes goes through it,
@@ -19,7 +20,7 @@ import FoundationNetworking
 /// - streaming transfers (server-sent events, watches) hand each chunk to a handler as it
 ///   arrives.
 final class HTTPTransport: NSObject, URLSessionDataDelegate, @unchecked Sendable {
-  // Sendable: all mutable state is in `transfers`, a Mutex; `session` is set once in `init`.
+  // Sendable: all mutable state is in `transfers`, a `Lock`; `session` is set once in `init`.
 
   /// How one transfer hands its outcome back.
   enum Sink {
@@ -48,7 +49,7 @@ final class HTTPTransport: NSObject, URLSessionDataDelegate, @unchecked Sendable
     var redirects = 0
   }
 
-  private let transfers = Mutex<[Int: Transfer]>([:])
+  private let transfers = Lock<[Int: Transfer]>([:])
   private(set) var session: URLSession!
 
   /// Headers that are never sent to another origin, whatever the caller marks.
@@ -82,7 +83,7 @@ final class HTTPTransport: NSObject, URLSessionDataDelegate, @unchecked Sendable
     _ request: URLRequest, limit: Int, timeout: Double, sensitiveHeaders: Set<String>,
     maximumRedirects: Int
   ) async throws -> RawHTTPResponse {
-    let taskBox = Mutex<URLSessionDataTask?>(nil)
+    let taskBox = Lock<URLSessionDataTask?>(nil)
     let url = request.url!
     return try await withTaskCancellationHandler {
       try await withCheckedThrowingContinuation { continuation in

@@ -255,7 +255,7 @@ public struct HTTPKey<Parameters: Encodable & Sendable, Response: Sendable>: Sha
 
 /// The validators of the last representation a key loaded, for conditional requests.
 final class Validators: Sendable {
-  private let state = Mutex<(etag: String?, lastModified: String?)>((nil, nil))
+  private let state = Lock<(etag: String?, lastModified: String?)>((nil, nil))
 
   var current: (etag: String?, lastModified: String?) { state.withLock { $0 } }
 

@@ -136,7 +136,7 @@ final class Writes: Sendable {
     var last: Task<Void, Never>?
     var subscriber: (any Sendable)?
   }
-  private let state = Mutex(State())
+  private let state = Lock(State())
 
   func setSubscriber(_ subscriber: (any Sendable)?) {
     state.withLock { $0.subscriber = subscriber }

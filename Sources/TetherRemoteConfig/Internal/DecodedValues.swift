@@ -1,4 +1,5 @@
 import Synchronization
+import Tether
 
 /// Identifies one decoded view of an entry: its name and the Swift type it was read as.
 ///
@@ -15,7 +16,7 @@ struct DecodedValueKey: Hashable, Sendable {
     let type: ObjectIdentifier
   }
 
-  private static let slots = Mutex<[Identity: Int]>([:])
+  private static let slots = Lock<[Identity: Int]>([:])
 
   init<Value>(name: String, type: Value.Type) {
     self.name = name
