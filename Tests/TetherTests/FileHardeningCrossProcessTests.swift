@@ -7,7 +7,7 @@ import Testing
 
 /// Hardening rules that need a second real process (`tether-test-child`): another umask,
 /// another user, and two processes taking turns on one file under CPU load.
-@Suite struct FileHardeningCrossProcessTests {
+@Suite(.heavy) struct FileHardeningCrossProcessTests {
   let directory: TemporaryDirectory
 
   init() throws { directory = try TemporaryDirectory(prefix: "tether-hardening") }

@@ -8,7 +8,7 @@ import Testing
 private let stormLength = 500
 
 /// `FileStorageKey` between two real processes: this test process and `tether-test-child`.
-@Suite struct FileStorageCrossProcessTests {
+@Suite(.heavy) struct FileStorageCrossProcessTests {
   let directory: TemporaryDirectory
 
   init() throws { directory = try TemporaryDirectory(prefix: "tether-file") }

@@ -110,7 +110,7 @@ import Testing
 
   // MARK: Across processes
 
-  @Test func twoProcessesTimes500UpdatesEndExactlyAt1000() async throws {
+  @Test(.heavy) func twoProcessesTimes500UpdatesEndExactlyAt1000() async throws {
     let url = directory.file("tally.json")
     try await runUpdaters(url, count: 2, increments: 500)
     let result = try tally(url)
@@ -118,7 +118,7 @@ import Testing
     #expect(result.counts == ["p0": 500, "p1": 500])
   }
 
-  @Test func fourProcessesTimes500UpdatesEndExactlyAt2000() async throws {
+  @Test(.heavy) func fourProcessesTimes500UpdatesEndExactlyAt2000() async throws {
     let url = directory.file("tally.json")
     try await runUpdaters(url, count: 4, increments: 500)
     let result = try tally(url)
@@ -128,7 +128,7 @@ import Testing
 
   // A withLock mutation made from the old value in the microseconds while another process's
   // value is handed to its holder must fail as a conflict, never overwrite the newer file.
-  @Test func updatesStayExactWhileAFifthProcessSavesWithWithLock() async throws {
+  @Test(.heavy) func updatesStayExactWhileAFifthProcessSavesWithWithLock() async throws {
     let url = directory.file("tally.json")
     let toucher = try ChildProcess(["file-touch", url.path])
     try await toucher.waitForLine("ready")
@@ -141,7 +141,7 @@ import Testing
     #expect(result.counts == ["p0": 500, "p1": 500, "p2": 500, "p3": 500], "\(report)")
   }
 
-  @Test func anUpdaterKilledMidUpdateNeitherBlocksNorCorruptsTheOthers() async throws {
+  @Test(.heavy) func anUpdaterKilledMidUpdateNeitherBlocksNorCorruptsTheOthers() async throws {
     let url = directory.file("tally.json")
     let victim = try ChildProcess(["file-update", url.path, "victim", "1000000"])
     try await victim.waitForLine("progress 20")

@@ -4,8 +4,8 @@ import Testing
 
 /// What must (and must not) compile for a user: checked by type-checking a snippet against the
 /// `Tether` module this test run was built with, using the toolchain's `swiftc`.
-// Serialized: each test runs the compiler, and two at once only compete for the same cores.
-@Suite(.serialized) struct SharedCompileTimeTests {
+// Heavy: each test runs the compiler for seconds; they take turns with the other heavy tests.
+@Suite(.heavy) struct SharedCompileTimeTests {
   /// The directory of the built modules, next to the test bundle (`.build/debug/Modules`).
   static let modules: URL? = {
     let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
