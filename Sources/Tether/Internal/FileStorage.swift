@@ -93,7 +93,13 @@ final class FileStorage: Sendable {
     var writeCount = 0
     /// Whether holders were told that the system refused to watch the file.
     var reportedUnwatchable = false
+    /// Per subscribing reference (its `ExternalChanges`), the version the holders had before
+    /// each of the last deliveries: change `n` was delivered over `before[id][n]`.
+    var before: [ObjectIdentifier: [UInt64: Disk]] = [:]
   }
+
+  /// How many deliveries back a save's basis is resolved; an older one is a conflict.
+  private static let basisHistory: UInt64 = 64
 
   let url: URL
   let path: String
@@ -276,9 +282,7 @@ final class FileStorage: Sendable {
     let (timerToCancel, superseded) = state.withLock {
       state -> (FileTimer?, [SaveContinuation]) in
       let now = clock.now
-      // A value made before a change this storage has started handing to its holder is
-      // stale, even if the save arrives after the storage moved on to that change.
-      let base = continuation.basis?.isStale == true ? .conflicted : Self.base(for: state)
+      let base = Self.base(for: state, basis: continuation.basis)
       if immediate {
         var continuations = state.pending?.continuations ?? []
         continuations.append(continuation)
@@ -345,6 +349,19 @@ final class FileStorage: Sendable {
       state.lastWrite = clock.now
       enqueue(pending, in: &state)
     }
+  }
+
+  /// What a `.didSet` save made now is based on. A value made before a change this storage
+  /// has started handing to its holder is based on the version from before that change, even
+  /// if the save arrives after `seen` moved on (then, if the file differs from that version,
+  /// the save is a conflict; a redelivery of the same bytes is none).
+  private static func base(for state: State, basis: SaveBasis?) -> Base {
+    guard let basis, basis.isStale else { return base(for: state) }
+    let first = basis.applied + 1
+    guard let version = state.before[ObjectIdentifier(basis.changes)]?[first] else {
+      return .conflicted
+    }
+    return .version(version)
   }
 
   /// What a save made now is based on: the pending save it replaces, the job in line before
@@ -681,6 +698,9 @@ final class FileStorage: Sendable {
 
   private func unsubscribe(_ id: UInt64) {
     let watches = state.withLock { state -> [FileWatcher.Watch] in
+      if let changes = state.subscribers[id]?.changes {
+        state.before[ObjectIdentifier(changes)] = nil
+      }
       state.subscribers[id] = nil
       guard state.subscribers.isEmpty else { return [] }
       defer {
@@ -782,8 +802,10 @@ final class FileStorage: Sendable {
     let conflict = FileStorageKeyError.conflict(url: url)
     superseded?.continuations.forEach { $0.resume(throwing: conflict) }
     guard let (data, identity) = contents, !data.isEmpty else {
-      subscribers.forEach { $0.changes?.begin() }
-      state.withLock { $0.seen = $0.disk }
+      state.withLock { state in
+        Self.beginDeliveries(to: subscribers.map(\.changes), in: &state)
+        state.seen = state.disk
+      }
       subscribers.forEach { $0.deleted() }
       return
     }
@@ -813,11 +835,23 @@ final class FileStorage: Sendable {
         actions.append { subscriber.failed(failure) }
       }
     }
-    // Counted before `seen` moves: a save arriving in between is judged stale by its basis,
-    // one arriving after is judged against the new version.
-    starting.forEach { $0?.begin() }
-    state.withLock { $0.seen = $0.disk }
+    state.withLock { state in
+      Self.beginDeliveries(to: starting, in: &state)
+      state.seen = state.disk
+    }
     actions.forEach { $0() }
+  }
+
+  /// Counts a delivery to each reference and remembers the version its holders had before
+  /// it, in the critical section that moves `seen`: a save made before the reference applies
+  /// the change is judged against that version, one made after against the new one.
+  private static func beginDeliveries(to references: [ExternalChanges?], in state: inout State) {
+    for case let changes? in references {
+      let count = changes.begin()
+      let id = ObjectIdentifier(changes)
+      state.before[id, default: [:]][count] = state.seen
+      if count > basisHistory { state.before[id]?[count - basisHistory] = nil }
+    }
   }
 
   /// Moves an undecodable file aside and records that nothing is there now. Runs on the
