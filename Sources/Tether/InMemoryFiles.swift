@@ -34,7 +34,7 @@ public final class InMemoryFiles: Sendable {
     var nextWatcher = 0
   }
 
-  private let state = Mutex(State())
+  private let state = Lock(State())
 
   /// Creates an empty file system.
   public init() {}

@@ -61,5 +61,5 @@ public struct TetherIssue: Sendable, Equatable, CustomStringConvertible {
     FileHandle.standardError.write(Data("Tether: \(issue)\n".utf8))
   }
 
-  private static let currentHandler = Mutex<Handler>(printToStandardError)
+  private static let currentHandler = Lock<Handler>(printToStandardError)
 }
