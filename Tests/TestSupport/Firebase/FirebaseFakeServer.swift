@@ -219,6 +219,13 @@ public final class FirebaseFakeServer: Sendable {
     }
   }
 
+  /// Waits until no realtime connection is open.
+  public func waitForRealtimeClientsToLeave(
+    timeout: Duration = Deadline.defaultTimeout
+  ) async throws {
+    try await waitUntil("no realtime client", timeout: timeout) { realtimeClientCount == 0 }
+  }
+
   static func versionMessage(_ version: Int) -> String {
     "{\n  \"latestTemplateVersionNumber\": \"\(version)\"\n}"
   }

@@ -47,13 +47,9 @@ final class FirebaseRealtimeConnection: Sendable {
       source.setRealtimeState(.connecting)
       var reason: RemoteConfigError?
       do {
-        let outcome = try await connectAndListen(failures: &failures)
-        switch outcome {
-        case .disabled:
+        if try await connectAndListen(failures: &failures, retryInterval: &retryInterval) {
           source.setRealtimeState(.disabled)
           return
-        case .ended(let interval):
-          if let interval { retryInterval = interval }
         }
       } catch is CancellationError {
         return
@@ -78,13 +74,13 @@ final class FirebaseRealtimeConnection: Sendable {
     }
   }
 
-  enum Outcome {
-    case disabled
-    case ended(retryInterval: Double?)
-  }
-
-  /// Opens the stream and reads it until it ends; resets `failures` once it is open.
-  private func connectAndListen(failures: inout Int) async throws -> Outcome {
+  /// Opens the stream and reads it until it ends; resets `failures` once it is open and sets
+  /// `retryInterval` when the server sends one (kept even when the stream then drops).
+  ///
+  /// - Returns: `true` when the server disabled realtime.
+  private func connectAndListen(
+    failures: inout Int, retryInterval: inout Double
+  ) async throws -> Bool {
     var installation = try await source.installations.installation()
     var response = try await open(installation)
     if response.status == 401 || response.status == 403 {
@@ -98,11 +94,10 @@ final class FirebaseRealtimeConnection: Sendable {
     failures = 0
     source.setRealtimeState(.connected)
     var parser = RealtimeMessageParser()
-    var retryInterval: Double?
     do {
       for try await chunk in response.body {
         for message in parser.feed(chunk) {
-          if message["featureDisabled"] == .bool(true) { return .disabled }
+          if message["featureDisabled"] == .bool(true) { return true }
           if let seconds = Self.number(message["retryIntervalSeconds"]) {
             retryInterval = min(max(0, seconds), 24 * 60 * 60)
           }
@@ -118,7 +113,7 @@ final class FirebaseRealtimeConnection: Sendable {
       if Task.isCancelled { throw CancellationError() }
       throw RemoteConfigError.connectionFailed("the realtime stream dropped: \(error)")
     }
-    return .ended(retryInterval: retryInterval)
+    return false
   }
 
   private func open(_ installation: FirebaseInstallation) async throws -> HTTPStreamingResponse {
