@@ -116,6 +116,22 @@ func firebaseSource(
         != fetches[2].header("X-Goog-Firebase-Installations-Auth"))
   }
 
+  @Test func aTokenNearItsExpiryIsRefreshedBeforeTheFetch() async throws {
+    let firebase = try FirebaseFakeServer()
+    firebase.publish(Self.entries)
+    firebase.setAuthTokenLifetime(seconds: 30 * 60)  // inside the one-hour refresh margin
+    let config = RemoteConfig(source: firebaseSource(firebase))
+    try await config.fetchAndActivate()
+    #expect(firebase.tokenRefreshCount == 0)
+    config.isStale = true
+    try await config.fetchAndActivate()
+    #expect(firebase.tokenRefreshCount == 1)
+    #expect(firebase.fetchRequests.count == 2)  // no refused fetch: refreshed beforehand
+    #expect(
+      firebase.fetchRequests[0].header("X-Goog-Firebase-Installations-Auth")
+        != firebase.fetchRequests[1].header("X-Goog-Firebase-Installations-Auth"))
+  }
+
   @Test func aRefusedRetryIsUnauthorizedAfterOneRetry() async throws {
     let firebase = try FirebaseFakeServer()
     firebase.publish(Self.entries)
