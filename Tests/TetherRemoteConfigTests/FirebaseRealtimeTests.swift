@@ -38,6 +38,7 @@ import TetherRemoteConfig
     #expect(request.method == "POST")
     #expect(request.query == "key=\(firebase.apiKey)")
     #expect(request.header("X-Goog-Api-Key") == firebase.apiKey)
+    #expect(request.header("X-Accept-Response-Streaming") == "true")
     #expect(request.header("X-Goog-Firebase-Installations-Auth")?.isEmpty == false)
     let body = try #require(
       try JSONSerialization.jsonObject(with: request.body) as? [String: Any])

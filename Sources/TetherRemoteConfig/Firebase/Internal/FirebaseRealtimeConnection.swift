@@ -134,6 +134,9 @@ final class FirebaseRealtimeConnection: Sendable {
     var request = HTTPRequest(method: .post, url: url, body: body.jsonData())
     request.setHeader("Content-Type", "application/json")
     request.setHeader("Accept", "application/json")
+    // As the Android SDK sends them: the answer is streamed, and the front end may retry.
+    request.setHeader("X-Accept-Response-Streaming", "true")
+    request.setHeader("X-Google-GFE-Can-Retry", "yes")
     request.setHeader("X-Goog-Api-Key", source.apiKey)
     request.setHeader("X-Goog-Firebase-Installations-Auth", installation.authToken)
     request.setHeader("If-None-Match", etag ?? "*")
