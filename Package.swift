@@ -14,6 +14,7 @@ let package = Package(
     .executable(name: "tour", targets: ["Tour"]),
     .executable(name: "custom-strategy", targets: ["CustomStrategy"]),
     .executable(name: "http-status", targets: ["HTTPStatus"]),
+    .executable(name: "firebase-config", targets: ["FirebaseConfig"]),
     .executable(name: "tether-bench", targets: ["TetherBench"]),
   ],
   targets: [
@@ -39,6 +40,11 @@ let package = Package(
       name: "HTTPStatus",
       dependencies: ["Tether", "TetherHTTP", "TestSupport"],
       path: "Examples/HTTPStatus"
+    ),
+    .executableTarget(
+      name: "FirebaseConfig",
+      dependencies: ["Tether", "TetherRemoteConfig", "TestSupport"],
+      path: "Examples/FirebaseConfig"
     ),
     .executableTarget(
       name: "TetherBench",

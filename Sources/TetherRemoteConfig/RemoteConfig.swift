@@ -101,6 +101,9 @@ public final class RemoteConfig: Sendable {
     cacheURL: URL? = nil
   ) {
     let cached = cacheURL.map(ConfigCacheFile.read)
+    (source as? any CacheAttachedSource)?.attach(cacheURL: cacheURL) { [weak self] in
+      self?.isStale = true
+    }
     let watch = source?.observeChanges { [weak self] in self?.sourceDidChange() }
     let previousWatch = state.withLock { state -> AnyCancellable? in
       let previous = state.sourceWatch

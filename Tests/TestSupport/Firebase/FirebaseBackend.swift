@@ -1,0 +1,159 @@
+import Foundation
+
+extension FirebaseFakeServer {
+  /// The fake's state and request handling, apart from the server so that handlers do not keep
+  /// the server alive.
+  final class Backend: Sendable {
+    // Guards the template, the installations and tokens, and the realtime stream.
+    let state = LockedState(State())
+
+    // MARK: - Installations
+
+    /// `POST …/installations` (register) on the registration path; registers the token path of
+    /// the new FID on `server`.
+    func register(
+      _ request: RecordedRequest, apiKey: String, server: TestHTTPServer
+    ) -> HTTPResponse {
+      guard request.method == "POST" else { return HTTPResponse(status: 405) }
+      guard request.header("x-goog-api-key") == apiKey else {
+        return Self.error(
+          400, "API key not valid. Please pass a valid API key.", "INVALID_ARGUMENT")
+      }
+      guard let body = Self.object(request.body), let fid = body["fid"] as? String, !fid.isEmpty,
+        body["authVersion"] as? String == "FIS_v2", body["appId"] is String
+      else {
+        return Self.error(400, "fid, authVersion FIS_v2 and appId are required", "INVALID_ARGUMENT")
+      }
+      let (refresh, token, lifetime) = state.withLock { state in
+        state.registrations += 1
+        let number = state.nextNumber
+        state.nextNumber += 1
+        let refresh = "refresh-\(number)"
+        let token = "auth-\(number)"
+        state.refreshTokens[refresh] = fid
+        state.authTokens[token] = (fid, Date().addingTimeInterval(Double(state.tokenLifetime)))
+        return (refresh, token, state.tokenLifetime)
+      }
+      let path = request.path + "/\(fid)/authTokens:generate"
+      let backend = self
+      server.setHandler(at: path) { request in
+        backend.generateToken(request, fid: fid, apiKey: apiKey)
+      }
+      return Self.json(
+        200,
+        [
+          "name": "projects/1234567890/installations/\(fid)", "fid": fid, "refreshToken": refresh,
+          "authToken": ["token": token, "expiresIn": "\(lifetime)s"],
+        ])
+    }
+
+    func generateToken(_ request: RecordedRequest, fid: String, apiKey: String) -> HTTPResponse {
+      guard request.method == "POST" else { return HTTPResponse(status: 405) }
+      guard request.header("x-goog-api-key") == apiKey else {
+        return Self.error(400, "API key not valid.", "INVALID_ARGUMENT")
+      }
+      let authorization = request.header("Authorization") ?? ""
+      guard authorization.hasPrefix("FIS_v2 ") else {
+        return Self.error(401, "missing FIS_v2 authorization", "UNAUTHENTICATED")
+      }
+      let refresh = String(authorization.dropFirst("FIS_v2 ".count))
+      return state.withLock { state in
+        guard let owner = state.refreshTokens[refresh] else {
+          return Self.error(404, "installation not found", "NOT_FOUND")
+        }
+        guard owner == fid else { return Self.error(401, "wrong refresh token", "UNAUTHENTICATED") }
+        state.tokenRefreshes += 1
+        let token = "auth-\(state.nextNumber)"
+        state.nextNumber += 1
+        state.authTokens[token] = (fid, Date().addingTimeInterval(Double(state.tokenLifetime)))
+        return Self.json(200, ["token": token, "expiresIn": "\(state.tokenLifetime)s"])
+      }
+    }
+
+    // MARK: - Fetch
+
+    func fetch(_ request: RecordedRequest, apiKey: String) -> HTTPResponse {
+      guard request.method == "POST" else { return HTTPResponse(status: 405) }
+      guard request.query?.split(separator: "&").contains("key=\(apiKey)") == true else {
+        return Self.error(
+          400, "API key not valid. Please pass a valid API key.", "INVALID_ARGUMENT")
+      }
+      guard let body = Self.object(request.body), let fid = body["app_instance_id"] as? String
+      else {
+        return Self.error(400, "app_instance_id is required", "INVALID_ARGUMENT")
+      }
+      let token =
+        request.header("X-Goog-Firebase-Installations-Auth")
+        ?? body["app_instance_id_token"] as? String ?? ""
+      let signals = (body["custom_signals"] as? [String: Any]) ?? [:]
+      return state.withLock { state in
+        guard let issued = state.authTokens[token], issued.fid == fid, issued.expiry > Date()
+        else {
+          return Self.error(401, "the installation auth token is invalid", "UNAUTHENTICATED")
+        }
+        var template = state.template
+        if state.lag > 0 {
+          state.lag -= 1
+          template = state.previousTemplate
+        }
+        guard let template else {
+          return Self.json(200, ["state": "NO_TEMPLATE"], etag: "etag-1234567890-none")
+        }
+        var entries = template.entries
+        var decided = Set<String>()
+        for condition in template.conditions
+        where signals[condition.signal].map({ "\($0)" }) == condition.equals {
+          for (key, value) in condition.values where !decided.contains(key) {
+            entries[key] = value
+            decided.insert(key)
+          }
+        }
+        let etag = Self.etag(version: template.version, entries: entries)
+        if request.header("If-None-Match") == etag {
+          switch state.notModifiedAnswer {
+          case .status304: return HTTPResponse(status: 304, headers: ["ETag": etag])
+          case .noChangeState:
+            return Self.json(
+              200, ["state": "NO_CHANGE", "templateVersion": "\(template.version)"], etag: etag)
+          }
+        }
+        return Self.json(
+          200,
+          [
+            "entries": entries, "state": "UPDATE", "templateVersion": "\(template.version)",
+            "personalizationMetadata": [String: Any](), "experimentDescriptions": [Any](),
+          ], etag: etag)
+      }
+    }
+
+    // MARK: - Encoding
+
+    /// A stable tag for a template version and its evaluated entries (FNV-1a).
+    static func etag(version: Int, entries: [String: String]) -> String {
+      var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+      for (key, value) in entries.sorted(by: { $0.key < $1.key }) {
+        for byte in Array("\(key)=\(value);".utf8) {
+          hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
+        }
+      }
+      return "etag-1234567890-firebase-fetch-v\(version)-\(String(hash, radix: 16))"
+    }
+
+    static func object(_ data: Data) -> [String: Any]? {
+      (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
+    }
+
+    static func json(_ status: Int, _ object: [String: Any], etag: String? = nil) -> HTTPResponse {
+      var headers = ["Content-Type": "application/json; charset=UTF-8"]
+      if let etag { headers["ETag"] = etag }
+      return HTTPResponse(
+        status: status, headers: headers,
+        body: (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]))
+          ?? Data())
+    }
+
+    static func error(_ code: Int, _ message: String, _ status: String) -> HTTPResponse {
+      json(code, ["error": ["code": code, "message": message, "status": status]])
+    }
+  }
+}
