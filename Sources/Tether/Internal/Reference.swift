@@ -390,6 +390,12 @@ final class Reference<Value: Sendable>: MutableReference {
   func deliver(_ delivery: Delivery, to listeners: [Listener<Value>]) {
     switch delivery {
     case .change(let version, let value, let save, let basis):
+      // The save is handed to the key before any listener hears of the change: a process that
+      // exits as soon as it sees its own value (at-exit flushing writes what keys were given)
+      // must not lose the write.
+      if let save {
+        callSave(value, context: .didSet, sequence: save, basis: basis, completion: nil)
+      }
       // `listeners` keeps every listener alive; borrowing them spares a retain and a release
       // per listener per change.
       listeners.withUnsafeBufferPointer { buffer in
@@ -398,9 +404,6 @@ final class Reference<Value: Sendable>: MutableReference {
             if listener.joinedAt < version { listener.receive(value) }
           }
         }
-      }
-      if let save {
-        callSave(value, context: .didSet, sequence: save, basis: basis, completion: nil)
       }
     case .initial(let listener, let value):
       listener.receive(value)
