@@ -61,6 +61,11 @@ extension Double: StaticConfigValueRepresentable {
       guard let value = Double(text.trimmingCharacters(in: .whitespaces)) else {
         throw ConfigDecodingError(Double.self, value: configValue, reason: "not a number")
       }
+      // "1e999", "inf" and "nan" parse, but JSON numbers are finite: a restart must read the
+      // same value back from the cache, and the fuzz harness found this one.
+      guard value.isFinite else {
+        throw ConfigDecodingError(Double.self, value: configValue, reason: "not a finite number")
+      }
       self = value
     default:
       throw ConfigDecodingError(
