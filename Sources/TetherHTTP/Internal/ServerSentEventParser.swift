@@ -22,7 +22,8 @@ public struct ServerSentEvent: Hashable, Sendable {
 /// lines end with CR, LF or CRLF (also split across chunks); `data:` lines accumulate; a blank
 /// line dispatches; `:` lines are comments; `retry:` is a reconnection time in milliseconds.
 ///
-/// An event (or a line) longer than `limit` bytes is an error, never an unbounded buffer.
+/// An event (or a line) longer than `limit` bytes is an error, never an unbounded buffer. The
+/// limit counts bytes as received: bytes that are not UTF-8 become U+FFFD in the event's text.
 struct ServerSentEventParser {
   struct TooLarge: Error {}
 

@@ -7,7 +7,9 @@ import Foundation
 // Properties checked on every input (a violation traps, which libFuzzer reports as a crash):
 // - feeding the input whole or split into chunks anywhere yields the same events (a chunk
 //   boundary inside a CRLF or a field changes nothing);
-// - no event's data exceeds the limit, and the retry time is range-checked.
+// - no event's data exceeds the limit, and the retry time is range-checked. The limit counts
+//   bytes received; bytes that are not UTF-8 decode to U+FFFD, so the check counts scalars
+//   (each received byte yields at most one).
 
 /// libFuzzer's entry point: checks the properties above for one input.
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -38,7 +40,7 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     precondition(whole.lastEventID == split.lastEventID)
     precondition(whole.retry == split.retry)
   }
-  for event in wholeEvents ?? [] { precondition(event.data.utf8.count <= limit) }
+  for event in wholeEvents ?? [] { precondition(event.data.unicodeScalars.count <= limit) }
   if let retry = whole.retry { precondition(retry >= 0 && retry <= 3_600_000) }
   return 0
 }
