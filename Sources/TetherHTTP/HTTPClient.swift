@@ -46,7 +46,7 @@ public final class HTTPClient: Sendable {
   /// Steps run around every request, in order.
   public let interceptors: [HTTPInterceptor]
 
-  let transport = HTTPTransport()
+  let transport: HTTPTransport
   private let lowercasedSensitiveHeaders: Set<String>
 
   /// Creates a client for the server at `baseURL`.
@@ -61,12 +61,31 @@ public final class HTTPClient: Sendable {
   ///   - maximumRedirects: Default 5.
   ///   - retryPolicy: When failed requests are repeated; default ``HTTPRetryPolicy/default``.
   ///   - interceptors: Steps run around every request, in order.
-  public init(
+  public convenience init(
     baseURL: URL, headers: [String: String] = [:], sensitiveHeaders: Set<String> = [],
     timeout: Duration = .seconds(30), maximumResponseSize: Int = 8 << 20,
     maximumRedirects: Int = 5, retryPolicy: HTTPRetryPolicy = .default,
     interceptors: [HTTPInterceptor] = []
   ) {
+    self.init(
+      baseURL: baseURL, headers: headers, sensitiveHeaders: sensitiveHeaders, timeout: timeout,
+      maximumResponseSize: maximumResponseSize, maximumRedirects: maximumRedirects,
+      retryPolicy: retryPolicy, interceptors: interceptors, plainHTTPOverSockets: false)
+  }
+
+  /// Creates a client whose `http` requests bypass URLSession (for Tether's own modules).
+  ///
+  /// With `plainHTTPOverSockets`, plain `http` goes over Tether's own HTTP/1.1 socket
+  /// transport: no redirects are followed, nothing is decompressed, no proxy is used, and no
+  /// answer a server sends can end the process (on Linux, URLSession traps on responses with
+  /// trailers and on connections closed before any answer). `https` uses URLSession either way.
+  package init(
+    baseURL: URL, headers: [String: String] = [:], sensitiveHeaders: Set<String> = [],
+    timeout: Duration = .seconds(30), maximumResponseSize: Int = 8 << 20,
+    maximumRedirects: Int = 5, retryPolicy: HTTPRetryPolicy = .default,
+    interceptors: [HTTPInterceptor] = [], plainHTTPOverSockets: Bool
+  ) {
+    transport = HTTPTransport(plainHTTPOverSockets: plainHTTPOverSockets)
     self.baseURL = baseURL
     self.headers = headers
     self.sensitiveHeaders = sensitiveHeaders
@@ -203,6 +222,7 @@ public final class HTTPClient: Sendable {
 
   /// One attempt, no interceptors, no retries.
   func perform(_ request: HTTPRequest) async throws(HTTPError) -> HTTPResponseMessage {
+    try Self.validateHeaders(of: request)
     let raw: RawHTTPResponse
     do {
       raw = try await transport.perform(
@@ -334,7 +354,13 @@ public final class HTTPClient: Sendable {
   func stream(
     _ request: HTTPRequest, handler: @escaping @Sendable (HTTPTransport.StreamEvent) -> Void
   ) -> @Sendable () -> Void {
-    transport.stream(
+    do throws(HTTPError) {
+      try Self.validateHeaders(of: request)
+    } catch {
+      handler(.end(error))
+      return {}
+    }
+    return transport.stream(
       urlRequest(for: request), limit: maximumResponseSize,
       sensitiveHeaders: lowercasedSensitiveHeaders, maximumRedirects: maximumRedirects,
       handler: handler)
@@ -348,6 +374,19 @@ public final class HTTPClient: Sendable {
     for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
     urlRequest.httpBody = request.body
     return urlRequest
+  }
+
+  /// Refuses a header whose name is not a token or whose value holds a line break or NUL:
+  /// such a header could smuggle a second request, and URLSession would drop it silently.
+  static func validateHeaders(of request: HTTPRequest) throws(HTTPError) {
+    for (name, value) in request.headers {
+      guard !name.isEmpty,
+        !name.utf8.contains(where: { $0 <= 0x20 || $0 == 0x3A || $0 >= 0x7F }),
+        !value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 })
+      else {
+        throw .invalidRequest("the header \"\(name)\" has a line break or an invalid name")
+      }
+    }
   }
 
   private static func interceptorError(_ error: any Error) -> HTTPError {

@@ -35,7 +35,8 @@ public enum HTTPError: Error, Equatable, Sendable, CustomStringConvertible, Loca
   /// A redirect was not followed: too many, from `https` to `http`, or to another scheme.
   case redirectRefused(url: String, reason: String)
   /// The endpoint cannot be used with these parameters: a path placeholder has no parameter
-  /// of that name, a parameter cannot be written in a URL, or the body cannot be encoded.
+  /// of that name, a parameter cannot be written in a URL, the body cannot be encoded, or a
+  /// header's value holds a line break (which could smuggle a second request).
   case invalidRequest(String)
   /// A conditional save (`If-Match`) found that someone else changed the resource first
   /// (HTTP 412). The `.http` keys load the newer value after this.

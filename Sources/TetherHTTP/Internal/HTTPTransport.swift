@@ -51,11 +51,20 @@ final class HTTPTransport: NSObject, URLSessionDataDelegate, @unchecked Sendable
 
   private let transfers = Lock<[Int: Transfer]>([:])
   private(set) var session: URLSession!
+  /// The transport of plain `http` requests when the client asked for sockets (see
+  /// `SocketTransport`); `nil`: URLSession carries everything.
+  private let sockets: SocketTransport?
 
   /// Headers that are never sent to another origin, whatever the caller marks.
   static let credentialHeaders: Set<String> = ["authorization", "cookie", "proxy-authorization"]
 
-  override init() {
+  /// Creates a transport.
+  ///
+  /// - Parameter plainHTTPOverSockets: Whether `http` requests bypass URLSession for
+  ///   `SocketTransport` (no redirects, no compression, no proxies; nothing a server sends can
+  ///   end the process). `https` always uses URLSession.
+  init(plainHTTPOverSockets: Bool = false) {
+    sockets = plainHTTPOverSockets ? SocketTransport() : nil
     super.init()
     let configuration = URLSessionConfiguration.ephemeral
     // Conditional requests are ours to make; a URL cache would answer them itself.
@@ -71,6 +80,7 @@ final class HTTPTransport: NSObject, URLSessionDataDelegate, @unchecked Sendable
   /// Ends every transfer; the transport is unusable afterwards.
   func invalidate() {
     session.invalidateAndCancel()
+    sockets?.invalidate()
   }
 
   // MARK: - Buffered transfers
@@ -83,6 +93,9 @@ final class HTTPTransport: NSObject, URLSessionDataDelegate, @unchecked Sendable
     _ request: URLRequest, limit: Int, timeout: Double, sensitiveHeaders: Set<String>,
     maximumRedirects: Int
   ) async throws -> RawHTTPResponse {
+    if let sockets, request.url?.scheme?.lowercased() == "http" {
+      return try await sockets.perform(request, limit: limit, timeout: timeout)
+    }
     let taskBox = Lock<URLSessionDataTask?>(nil)
     let url = request.url!
     return try await withTaskCancellationHandler {
@@ -126,6 +139,9 @@ final class HTTPTransport: NSObject, URLSessionDataDelegate, @unchecked Sendable
     _ request: URLRequest, limit: Int, sensitiveHeaders: Set<String>, maximumRedirects: Int,
     handler: @escaping @Sendable (StreamEvent) -> Void
   ) -> @Sendable () -> Void {
+    if let sockets, request.url?.scheme?.lowercased() == "http" {
+      return sockets.stream(request, limit: limit, handler: handler)
+    }
     let task = session.dataTask(with: request)
     let id = task.taskIdentifier
     transfers.withLock {

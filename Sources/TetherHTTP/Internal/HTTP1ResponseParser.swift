@@ -1,0 +1,304 @@
+import Foundation
+
+/// Reads one HTTP/1.1 response fed chunk by chunk, as RFC 9112 frames it: a status line,
+/// headers, then a body delimited by `Content-Length`, by chunked transfer coding (trailers
+/// read and dropped) or by the end of the connection. Interim `1xx` answers are skipped.
+///
+/// Everything read from the network is bounded: the head (status line and headers) and the
+/// trailers by `maximumHeadSize`, a chunk-size line by 1 KiB. Anything the RFC does not allow —
+/// a bare LF inside the head is tolerated, as clients commonly do, but obsolete line folding,
+/// a non-numeric status, conflicting lengths, a chunk size that is not hexadecimal — is a
+/// ``Failure``, never a guess.
+struct HTTP1ResponseParser {
+  /// What the response has produced so far, in order: `head` once, `body` pieces, `end` once.
+  enum Event: Equatable {
+    case head(status: Int, headers: [String: String])
+    case body(Data)
+    case end
+  }
+
+  /// Why the bytes are not an HTTP/1.1 response.
+  struct Failure: Error, Equatable {
+    let reason: String
+  }
+
+  private enum Stage {
+    case head
+    case fixed(remaining: Int)
+    case chunkSize
+    case chunkData(remaining: Int)
+    case chunkDataEnd
+    case trailers
+    case untilClose
+    case done
+  }
+
+  let maximumHeadSize: Int
+  /// Whether the request was `HEAD` (its answer has headers only).
+  let isHeadRequest: Bool
+  private var stage = Stage.head
+  private var line: [UInt8] = []
+  private var headSize = 0
+  private var statusLineSeen = false
+  private var status = 0
+  private var isHTTP10 = false
+  private var headers: [String: String] = [:]
+  /// Whether the connection may carry another request once this response has ended.
+  private(set) var keepAlive = true
+  /// The body's announced length, if `Content-Length` framed it.
+  private(set) var expectedLength: Int?
+  /// Body bytes delivered so far.
+  private(set) var received = 0
+
+  init(maximumHeadSize: Int = 64 << 10, isHeadRequest: Bool = false) {
+    self.maximumHeadSize = max(256, maximumHeadSize)
+    self.isHeadRequest = isHeadRequest
+  }
+
+  /// Whether the head has arrived.
+  var hasHead: Bool {
+    if case .head = stage { return false }
+    return true
+  }
+
+  /// Whether the whole response has arrived.
+  var isComplete: Bool {
+    if case .done = stage { return true }
+    return false
+  }
+
+  /// Feeds bytes; returns the events they completed. Bytes after the end of the response are
+  /// a failure (a server may not send an unrequested answer).
+  mutating func feed(_ bytes: some Collection<UInt8>) throws(Failure) -> [Event] {
+    var events: [Event] = []
+    var index = bytes.startIndex
+    while index != bytes.endIndex {
+      switch stage {
+      case .fixed(let remaining):
+        let end = bytes.index(index, offsetBy: remaining, limitedBy: bytes.endIndex) ?? bytes.endIndex
+        let piece = Data(bytes[index..<end])
+        index = end
+        received += piece.count
+        events.append(.body(piece))
+        let left = remaining - piece.count
+        if left == 0 {
+          stage = .done
+          events.append(.end)
+        } else {
+          stage = .fixed(remaining: left)
+        }
+      case .chunkData(let remaining):
+        let end = bytes.index(index, offsetBy: remaining, limitedBy: bytes.endIndex) ?? bytes.endIndex
+        let piece = Data(bytes[index..<end])
+        index = end
+        received += piece.count
+        events.append(.body(piece))
+        let left = remaining - piece.count
+        stage = left == 0 ? .chunkDataEnd : .chunkData(remaining: left)
+      case .untilClose:
+        let piece = Data(bytes[index...])
+        index = bytes.endIndex
+        received += piece.count
+        events.append(.body(piece))
+      case .done:
+        throw Failure(reason: "bytes after the end of the response")
+      case .head, .chunkSize, .chunkDataEnd, .trailers:
+        let byte = bytes[index]
+        index = bytes.index(after: index)
+        guard byte == 0x0A else {
+          line.append(byte)
+          try checkLineLength()
+          continue
+        }
+        if line.last == 0x0D { line.removeLast() }
+        let complete = line
+        line.removeAll(keepingCapacity: true)
+        try endLine(complete, events: &events)
+      }
+    }
+    return events
+  }
+
+  /// The connection ended: completes a body read until the end, or fails when the response
+  /// was cut off.
+  mutating func finish() throws(Failure) -> [Event] {
+    switch stage {
+    case .untilClose:
+      stage = .done
+      return [.end]
+    case .done:
+      return []
+    case .head:
+      throw Failure(reason: hasAnyByte ? "the connection ended inside the headers" : "no response")
+    default:
+      throw Failure(reason: "the connection ended inside the body")
+    }
+  }
+
+  private var hasAnyByte: Bool { statusLineSeen || !line.isEmpty || headSize > 0 }
+
+  private mutating func checkLineLength() throws(Failure) {
+    switch stage {
+    case .head, .trailers:
+      guard headSize + line.count <= maximumHeadSize else {
+        throw Failure(reason: "the headers pass \(maximumHeadSize) bytes")
+      }
+    case .chunkSize, .chunkDataEnd:
+      guard line.count <= 1_024 else { throw Failure(reason: "a chunk-size line passes 1 KiB") }
+    default:
+      break
+    }
+  }
+
+  private mutating func endLine(_ line: [UInt8], events: inout [Event]) throws(Failure) {
+    switch stage {
+    case .head:
+      headSize += line.count + 2
+      guard headSize <= maximumHeadSize else {
+        throw Failure(reason: "the headers pass \(maximumHeadSize) bytes")
+      }
+      if !statusLineSeen {
+        try readStatusLine(line)
+      } else if line.isEmpty {
+        try endHead(events: &events)
+      } else {
+        try readHeader(line)
+      }
+    case .chunkSize:
+      let size = try Self.chunkSize(line)
+      stage = size == 0 ? .trailers : .chunkData(remaining: size)
+    case .chunkDataEnd:
+      guard line.isEmpty else { throw Failure(reason: "a chunk is longer than its size") }
+      stage = .chunkSize
+    case .trailers:
+      headSize += line.count + 2
+      guard headSize <= maximumHeadSize else {
+        throw Failure(reason: "the trailers pass \(maximumHeadSize) bytes")
+      }
+      if line.isEmpty {
+        stage = .done
+        events.append(.end)
+      }
+    default:
+      break
+    }
+  }
+
+  private mutating func readStatusLine(_ line: [UInt8]) throws(Failure) {
+    // HTTP/1.x SP 3DIGIT [SP reason]
+    guard line.count >= 12, line.starts(with: Array("HTTP/1.".utf8)),
+      line[7] == UInt8(ascii: "0") || line[7] == UInt8(ascii: "1"), line[8] == 0x20,
+      line[9...11].allSatisfy({ (0x30...0x39).contains($0) }),
+      line.count == 12 || line[12] == 0x20
+    else {
+      throw Failure(reason: "not an HTTP/1.x status line")
+    }
+    statusLineSeen = true
+    isHTTP10 = line[7] == UInt8(ascii: "0")
+    status = line[9...11].reduce(0) { $0 * 10 + Int($1 - 0x30) }
+    guard status >= 100 else { throw Failure(reason: "status \(status) is not a status") }
+  }
+
+  private mutating func readHeader(_ line: [UInt8]) throws(Failure) {
+    guard line.first != 0x20, line.first != 0x09 else {
+      throw Failure(reason: "obsolete header line folding")
+    }
+    guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > 0,
+      line[..<colon].allSatisfy(Self.isTokenByte)
+    else {
+      throw Failure(reason: "a header line without a valid name")
+    }
+    let name = String(decoding: line[..<colon], as: UTF8.self).lowercased()
+    var value = line[(colon + 1)...]
+    while let first = value.first, first == 0x20 || first == 0x09 { value.removeFirst() }
+    while let last = value.last, last == 0x20 || last == 0x09 { value.removeLast() }
+    let text = String(decoding: value, as: UTF8.self)
+    if let existing = headers[name] {
+      headers[name] = existing + ", " + text
+    } else {
+      headers[name] = text
+    }
+  }
+
+  private mutating func endHead(events: inout [Event]) throws(Failure) {
+    if (100..<200).contains(status) {
+      guard status != 101 else { throw Failure(reason: "the server switched protocols") }
+      // An interim answer (100 Continue, 103 Early Hints): the real one follows.
+      statusLineSeen = false
+      headers = [:]
+      headSize = 0
+      return
+    }
+    let connection = headers["connection"]?.lowercased() ?? ""
+    let tokens = connection.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+    keepAlive = isHTTP10 ? tokens.contains("keep-alive") : !tokens.contains("close")
+    events.append(.head(status: status, headers: headers))
+    headSize = 0
+    if isHeadRequest || status == 204 || status == 304 {
+      stage = .done
+      events.append(.end)
+      return
+    }
+    if let encoding = headers["transfer-encoding"] {
+      let codings = encoding.lowercased().split(separator: ",").map {
+        $0.trimmingCharacters(in: .whitespaces)
+      }
+      if codings.last == "chunked" {
+        stage = .chunkSize
+      } else {
+        // Framed by the end of the connection (RFC 9112 §6.3, item 4).
+        keepAlive = false
+        stage = .untilClose
+      }
+      return
+    }
+    if let lengthText = headers["content-length"] {
+      // "5, 5" (a repeated header) is one length; "5, 6" is an attack or a broken proxy.
+      let values = Set(lengthText.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+      guard values.count == 1, let only = values.first, !only.isEmpty, only.utf8.count <= 18,
+        only.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let length = Int(only)
+      else {
+        throw Failure(reason: "an invalid Content-Length")
+      }
+      expectedLength = length
+      if length == 0 {
+        stage = .done
+        events.append(.end)
+      } else {
+        stage = .fixed(remaining: length)
+      }
+      return
+    }
+    keepAlive = false
+    stage = .untilClose
+  }
+
+  private static func chunkSize(_ line: [UInt8]) throws(Failure) -> Int {
+    // chunk-size [; extensions]
+    var digits = line[...]
+    if let semicolon = digits.firstIndex(of: UInt8(ascii: ";")) { digits = digits[..<semicolon] }
+    while let last = digits.last, last == 0x20 || last == 0x09 { digits.removeLast() }
+    guard !digits.isEmpty, digits.count <= 15 else {
+      throw Failure(reason: "an invalid chunk size")
+    }
+    var size = 0
+    for byte in digits {
+      let digit: Int
+      switch byte {
+      case 0x30...0x39: digit = Int(byte - 0x30)
+      case 0x41...0x46: digit = Int(byte - 0x41 + 10)
+      case 0x61...0x66: digit = Int(byte - 0x61 + 10)
+      default: throw Failure(reason: "an invalid chunk size")
+      }
+      size = size * 16 + digit
+    }
+    return size
+  }
+
+  private static func isTokenByte(_ byte: UInt8) -> Bool {
+    switch byte {
+    case 0x30...0x39, 0x41...0x5A, 0x61...0x7A: return true
+    default: return Array("!#$%&'*+-.^_`|~".utf8).contains(byte)
+    }
+  }
+}
