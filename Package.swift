@@ -10,6 +10,7 @@ let package = Package(
     .library(name: "Tether", targets: ["Tether"]),
     .library(name: "TetherHTTP", targets: ["TetherHTTP"]),
     .library(name: "TetherRemoteConfig", targets: ["TetherRemoteConfig"]),
+    .library(name: "TetherEtcd", targets: ["TetherEtcd"]),
     .library(name: "TetherTesting", targets: ["TetherTesting"]),
     .executable(name: "tour", targets: ["Tour"]),
     .executable(name: "custom-strategy", targets: ["CustomStrategy"]),
@@ -22,6 +23,8 @@ let package = Package(
     // The one HTTP layer: only this module imports FoundationNetworking.
     .target(name: "TetherHTTP", dependencies: ["Streams", "Tether"]),
     .target(name: "TetherRemoteConfig", dependencies: ["Streams", "Tether", "TetherHTTP"]),
+    .target(
+      name: "TetherEtcd", dependencies: ["Streams", "Tether", "TetherHTTP", "TetherRemoteConfig"]),
     .target(name: "TetherTesting", dependencies: ["Streams", "Tether", "TetherRemoteConfig"]),
 
     .executableTarget(
@@ -75,6 +78,13 @@ let package = Package(
     .testTarget(
       name: "TetherRemoteConfigTests",
       dependencies: ["Streams", "Tether", "TetherRemoteConfig", "TetherTesting", "TestSupport"]
+    ),
+    // The second real process TetherEtcdTests launch (updaters, lease holders).
+    .executableTarget(
+      name: "tether-etcd-child", dependencies: ["Tether", "TetherEtcd"], path: "Tests/EtcdChild"),
+    .testTarget(
+      name: "TetherEtcdTests",
+      dependencies: ["Streams", "Tether", "TetherEtcd", "TestSupport", "tether-etcd-child"]
     ),
     .testTarget(
       name: "TestSupportTests",

@@ -1,0 +1,207 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A real etcd (a single member or a three-member cluster) on free loopback ports with
+/// temporary data directories, as child processes.
+///
+/// ```swift
+/// let etcd = try await EtcdServer.start(members: 3)
+/// let urls = etcd.clientURLs           // one per member
+/// etcd.kill(member: etcd.leader() ?? 0) // SIGKILL, as a crash would
+/// etcd.pause(member: 1); etcd.resume(member: 1)
+/// ```
+///
+/// `EtcdServer.executable` is `nil` when etcd is not installed (`Scripts/install-test-deps`
+/// installs Debian's `etcd-server`); tests skip then. Every member is killed when the value is
+/// released.
+public final class EtcdServer: Sendable {
+  /// One member.
+  public struct Member: Sendable {
+    /// The member's name (`m0`, `m1`, …).
+    public let name: String
+    /// The client URL.
+    public let clientURL: URL
+    /// The client port.
+    public let clientPort: UInt16
+    let peerPort: UInt16
+    let process: Process
+  }
+
+  /// The members, in start order.
+  public let members: [Member]
+  /// The data directories' parent.
+  public let directory: TemporaryDirectory
+
+  /// etcd's binary, if installed.
+  public static let executable: String? = {
+    let candidates =
+      ["/usr/bin/etcd", "/usr/local/bin/etcd", "/opt/homebrew/bin/etcd"]
+      + (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map {
+        "\($0)/etcd"
+      }
+    return candidates.first { FileManager.default.isExecutableFile(atPath: $0) }
+  }()
+
+  /// Starts `members` members (1 or 3) and waits until the cluster has a leader and answers.
+  ///
+  /// - Parameter arguments: Extra command-line flags for every member.
+  /// - Throws: when etcd is not installed or does not become ready within 20 s.
+  public static func start(
+    members count: Int = 1, arguments: [String] = []
+  ) async throws
+    -> EtcdServer
+  {
+    guard let executable else {
+      throw ChildProcessError.executableNotFound(name: "etcd", searched: ["PATH", "/usr/bin"])
+    }
+    var ports: [UInt16] = []
+    var probes: [TestHTTPServer] = []
+    for _ in 0..<(count * 2) {
+      let probe = try await TestHTTPServer.start()
+      ports.append(probe.port)
+      probes.append(probe)
+    }
+    for probe in probes { probe.stop() }
+    let directory = try TemporaryDirectory()
+    let names = (0..<count).map { "m\($0)" }
+    let initialCluster = (0..<count).map { "\(names[$0])=http://127.0.0.1:\(ports[2 * $0 + 1])" }
+      .joined(separator: ",")
+    var members: [Member] = []
+    for index in 0..<count {
+      let client = ports[2 * index]
+      let peer = ports[2 * index + 1]
+      let process = Process()
+      process.executableURL = URL(fileURLWithPath: executable)
+      process.arguments =
+        [
+          "--name", names[index], "--data-dir", directory.file(names[index]).path,
+          "--listen-client-urls", "http://127.0.0.1:\(client)",
+          "--advertise-client-urls", "http://127.0.0.1:\(client)",
+          "--listen-peer-urls", "http://127.0.0.1:\(peer)",
+          "--initial-advertise-peer-urls", "http://127.0.0.1:\(peer)",
+          "--initial-cluster", initialCluster, "--initial-cluster-state", "new",
+          "--initial-cluster-token", "tether-\(client)", "--log-level", "error",
+          "--heartbeat-interval", "50", "--election-timeout", "500",
+        ] + arguments
+      process.standardOutput = FileHandle.nullDevice
+      process.standardError = FileHandle(
+        forWritingAtPath: {
+          let path = directory.file("\(names[index]).log").path
+          _ = FileManager.default.createFile(atPath: path, contents: nil)
+          return path
+        }())
+      try process.run()
+      members.append(
+        Member(
+          name: names[index], clientURL: URL(string: "http://127.0.0.1:\(client)")!,
+          clientPort: client, peerPort: peer, process: process))
+    }
+    let server = EtcdServer(members: members, directory: directory)
+    try await waitUntil("etcd to elect a leader and answer", timeout: .seconds(20)) {
+      await server.leader() != nil
+    }
+    return server
+  }
+
+  private init(members: [Member], directory: TemporaryDirectory) {
+    self.members = members
+    self.directory = directory
+  }
+
+  deinit {
+    for member in members where member.process.isRunning {
+      Glibc.kill(member.process.processIdentifier, SIGCONT)
+      Glibc.kill(member.process.processIdentifier, SIGKILL)
+    }
+  }
+
+  /// Every member's client URL.
+  public var clientURLs: [URL] { members.map(\.clientURL) }
+
+  /// The index of the member that is the leader, asked of each running member; `nil` when
+  /// none answers with a leader.
+  public func leader() async -> Int? {
+    for (index, member) in members.enumerated() where member.process.isRunning {
+      guard let status = await post(member, "/v3/maintenance/status", "{}"),
+        let header = status["header"] as? [String: Any],
+        let memberID = header["member_id"] as? String,
+        let leader = status["leader"] as? String, leader != "0"
+      else { continue }
+      if leader == memberID { return index }
+      // Another member leads: find it by asking the others.
+      for (other, candidate) in members.enumerated() where other != index {
+        if let answer = await post(candidate, "/v3/maintenance/status", "{}"),
+          let header = answer["header"] as? [String: Any],
+          header["member_id"] as? String == leader
+        {
+          return other
+        }
+      }
+    }
+    return nil
+  }
+
+  /// Sends `body` to `path` on `member` and returns the JSON answer, or `nil`.
+  public func post(_ member: Member, _ path: String, _ body: String) async -> [String: Any]? {
+    guard member.process.isRunning,
+      let client = try? LoopbackClient(port: member.clientPort)
+    else { return nil }
+    defer { client.close() }
+    let request =
+      "POST \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+      + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)"
+    guard (try? client.send(request)) != nil,
+      let data = try? await client.readUntilClosed(timeout: .seconds(2)),
+      let split = data.range(of: Data("\r\n\r\n".utf8))
+    else { return nil }
+    let head = String(decoding: data[..<split.lowerBound], as: UTF8.self)
+    guard head.hasPrefix("HTTP/1.1 200") else { return nil }
+    var payload = Data(data[split.upperBound...])
+    if head.lowercased().contains("transfer-encoding: chunked") { payload = Self.dechunk(payload) }
+    return (try? JSONSerialization.jsonObject(with: payload)) as? [String: Any]
+  }
+
+  private static func dechunk(_ data: Data) -> Data {
+    var output = Data()
+    var rest = data[...]
+    while let lineEnd = rest.range(of: Data("\r\n".utf8)) {
+      let size = Int(String(decoding: rest[..<lineEnd.lowerBound], as: UTF8.self), radix: 16) ?? 0
+      if size == 0 { break }
+      let start = lineEnd.upperBound
+      guard rest.distance(from: start, to: rest.endIndex) >= size else { break }
+      let end = rest.index(start, offsetBy: size)
+      output.append(rest[start..<end])
+      rest = rest[min(rest.endIndex, rest.index(end, offsetBy: 2))...]
+    }
+    return output
+  }
+
+  /// SIGKILLs member `index`, as a crash would.
+  public func kill(member index: Int) {
+    let process = members[index].process
+    guard process.isRunning else { return }
+    Glibc.kill(process.processIdentifier, SIGCONT)
+    Glibc.kill(process.processIdentifier, SIGKILL)
+  }
+
+  /// Pauses member `index` (SIGSTOP): its connections stay open and silent.
+  public func pause(member index: Int) {
+    Glibc.kill(members[index].process.processIdentifier, SIGSTOP)
+  }
+
+  /// Resumes a paused member (SIGCONT).
+  public func resume(member index: Int) {
+    Glibc.kill(members[index].process.processIdentifier, SIGCONT)
+  }
+
+  /// Whether member `index` is still running.
+  public func isRunning(member index: Int) -> Bool { members[index].process.isRunning }
+
+  /// Stops every member.
+  public func stop() {
+    for index in members.indices { kill(member: index) }
+  }
+}
