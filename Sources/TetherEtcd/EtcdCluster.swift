@@ -40,6 +40,7 @@ public final class EtcdCluster: Sendable, CustomStringConvertible {
   private struct State {
     var preferred = 0
     var token: String?
+    var tokenIssued = ContinuousClock.now
   }
 
   /// Creates a cluster client.
@@ -162,7 +163,12 @@ public final class EtcdCluster: Sendable, CustomStringConvertible {
 
   /// The auth token, asking etcd for a new one when there is none or `refresh` is set.
   private func token(refresh: Bool, endpoint: Int) async throws(EtcdError) -> String {
-    if !refresh, let token = state.withLock({ $0.token }) { return token }
+    // Renewed before etcd's token TTL (5 minutes by default) runs out: an expired token is
+    // answered with an error status, which is worth avoiding (see `call`).
+    let cached = state.withLock { state in
+      ContinuousClock.now - state.tokenIssued < .seconds(60) ? state.token : nil
+    }
+    if !refresh, let cached { return cached }
     let body = EtcdWire.data(["name": username ?? "", "password": password ?? ""])
     var request = HTTPRequest(
       method: .post, url: endpoints[endpoint].appendingPathComponent("v3/auth/authenticate"),
@@ -178,7 +184,10 @@ public final class EtcdCluster: Sendable, CustomStringConvertible {
     guard let token = try EtcdWire.object(response.body)["token"] as? String else {
       throw .invalidResponse("authenticate returned no token")
     }
-    state.withLock { $0.token = token }
+    state.withLock { state in
+      state.token = token
+      state.tokenIssued = .now
+    }
     return token
   }
 }

@@ -24,6 +24,9 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
   /// after a lost answer it can tell whether its own write landed. Only this store writes it.
   let receiptKey: Data
 
+  /// What a receipt key has after the value's key.
+  static var receiptMarker: String { "\u{0}tether-update-receipt/" }
+
   private struct State: Sendable {
     var knownAt: Int64 = 0
     var modRevision: Int64?
@@ -53,7 +56,8 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
     self.encode = encode
     leaseTTL = lease.map { max(1, Int64(($0 / .seconds(1)).rounded(.up))) }
     self.lastWriterWins = lastWriterWins
-    receiptKey = Data("\u{0}tether/update-receipts/\(UUID().uuidString)".utf8)
+    // Beside the key, so that a role allowed to write the key (or its prefix) may write it.
+    receiptKey = Data((name + EtcdKeyStore.receiptMarker + UUID().uuidString).utf8)
   }
 
   // MARK: Knowledge of the stored version

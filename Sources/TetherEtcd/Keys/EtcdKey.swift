@@ -21,8 +21,10 @@ import Tether
 ///   a stale writer never overwrites newer data. With ``EtcdWritePolicy/lastWriterWins`` saves
 ///   write unconditionally.
 /// - `update`: compare-and-swap retried until it applies; never applied twice, even when an
-///   answer is lost with a dying member (each attempt leaves a token beside the value, under
-///   a key that starts with a NUL byte, removed when the last holder goes away).
+///   answer is lost with a dying member (each attempt leaves a token beside the value, in the
+///   same transaction, under the key followed by `"\u{0}tether-update-receipt/"` and a
+///   random id; it is removed when the last holder goes away, and a role that may write the
+///   key's prefix may write it).
 /// - Lease: with `lease:`, the value is attached to a lease kept alive while a holder lives in
 ///   this process; when the process dies (or the last holder goes away) the key is deleted
 ///   once the lease expires (or at once), and every holder elsewhere returns to its default.

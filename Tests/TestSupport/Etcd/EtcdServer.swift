@@ -27,13 +27,15 @@ public final class EtcdServer: Sendable {
     /// The client port.
     public let clientPort: UInt16
     let peerPort: UInt16
-    let process: Process
+    let arguments: [String]
   }
 
   /// The members, in start order.
   public let members: [Member]
   /// The data directories' parent.
   public let directory: TemporaryDirectory
+  private let executable: String
+  private let processes: LockedState<[Process]>
 
   /// etcd's binary, if installed.
   public static let executable: String? = {
@@ -73,9 +75,7 @@ public final class EtcdServer: Sendable {
     for index in 0..<count {
       let client = ports[2 * index]
       let peer = ports[2 * index + 1]
-      let process = Process()
-      process.executableURL = URL(fileURLWithPath: executable)
-      process.arguments =
+      let arguments =
         [
           "--name", names[index], "--data-dir", directory.file(names[index]).path,
           "--listen-client-urls", "http://127.0.0.1:\(client)",
@@ -83,40 +83,79 @@ public final class EtcdServer: Sendable {
           "--listen-peer-urls", "http://127.0.0.1:\(peer)",
           "--initial-advertise-peer-urls", "http://127.0.0.1:\(peer)",
           "--initial-cluster", initialCluster, "--initial-cluster-state", "new",
-          "--initial-cluster-token", "tether-\(client)", "--log-level", "error",
+          "--initial-cluster-token", "tether-\(ports[0])", "--log-level", "error",
           "--heartbeat-interval", "50", "--election-timeout", "500",
         ] + arguments
-      process.standardOutput = FileHandle.nullDevice
-      process.standardError = FileHandle(
-        forWritingAtPath: {
-          let path = directory.file("\(names[index]).log").path
-          _ = FileManager.default.createFile(atPath: path, contents: nil)
-          return path
-        }())
-      try process.run()
       members.append(
         Member(
           name: names[index], clientURL: URL(string: "http://127.0.0.1:\(client)")!,
-          clientPort: client, peerPort: peer, process: process))
+          clientPort: client, peerPort: peer, arguments: arguments))
     }
-    let server = EtcdServer(members: members, directory: directory)
-    try await waitUntil("etcd to elect a leader and answer", timeout: .seconds(20)) {
-      await server.leader() != nil
+    let server = EtcdServer(
+      members: members, directory: directory, executable: executable,
+      processes: try members.map { try launch(executable, $0, in: directory) })
+    do {
+      try await waitUntil("etcd to elect a leader and answer", timeout: .seconds(15)) {
+        await server.leader() != nil
+      }
+    } catch {
+      server.stop()
+      throw error
     }
     return server
   }
 
-  private init(members: [Member], directory: TemporaryDirectory) {
+  private static func launch(
+    _ executable: String, _ member: Member, in directory: TemporaryDirectory
+  ) throws -> Process {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = member.arguments
+    process.standardOutput = FileHandle.nullDevice
+    let log = directory.file("\(member.name).log").path
+    if !FileManager.default.fileExists(atPath: log) {
+      _ = FileManager.default.createFile(atPath: log, contents: nil)
+    }
+    let handle = FileHandle(forWritingAtPath: log)
+    handle?.seekToEndOfFile()
+    process.standardError = handle
+    try process.run()
+    return process
+  }
+
+  private init(
+    members: [Member], directory: TemporaryDirectory, executable: String, processes: [Process]
+  ) {
     self.members = members
     self.directory = directory
+    self.executable = executable
+    self.processes = LockedState(processes)
   }
 
   deinit {
-    for member in members where member.process.isRunning {
-      Glibc.kill(member.process.processIdentifier, SIGCONT)
-      Glibc.kill(member.process.processIdentifier, SIGKILL)
+    Self.shutDown(processes.withLock { $0 })
+  }
+
+  /// Stops members gracefully (SIGTERM: etcd answers the requests in flight before closing),
+  /// and kills what is still running five seconds later.
+  ///
+  /// Not SIGKILL at once: a request whose connection closes before any answer arrives can
+  /// crash the client process in swift-corelibs-foundation's URLSession ("Transfer completed,
+  /// but there's no response", swiftlang/swift-corelibs-foundation#5285), and tests end while
+  /// their holders' last requests are still in flight.
+  private static func shutDown(_ processes: [Process]) {
+    for process in processes where process.isRunning {
+      Glibc.kill(process.processIdentifier, SIGCONT)
+      Glibc.kill(process.processIdentifier, SIGTERM)
+    }
+    DispatchQueue.global().asyncAfter(deadline: .now() + 5) {
+      for process in processes where process.isRunning {
+        Glibc.kill(process.processIdentifier, SIGKILL)
+      }
     }
   }
+
+  private func process(_ index: Int) -> Process { processes.withLock { $0[index] } }
 
   /// Every member's client URL.
   public var clientURLs: [URL] { members.map(\.clientURL) }
@@ -124,7 +163,7 @@ public final class EtcdServer: Sendable {
   /// The index of the member that is the leader, asked of each running member; `nil` when
   /// none answers with a leader.
   public func leader() async -> Int? {
-    for (index, member) in members.enumerated() where member.process.isRunning {
+    for (index, member) in members.enumerated() where isRunning(member: index) {
       guard let status = await post(member, "/v3/maintenance/status", "{}"),
         let header = status["header"] as? [String: Any],
         let memberID = header["member_id"] as? String,
@@ -146,8 +185,8 @@ public final class EtcdServer: Sendable {
 
   /// Sends `body` to `path` on `member` and returns the JSON answer, or `nil`.
   public func post(_ member: Member, _ path: String, _ body: String) async -> [String: Any]? {
-    guard member.process.isRunning,
-      let client = try? LoopbackClient(port: member.clientPort)
+    guard let index = members.firstIndex(where: { $0.name == member.name }),
+      isRunning(member: index), let client = try? LoopbackClient(port: member.clientPort)
     else { return nil }
     defer { client.close() }
     let request =
@@ -181,7 +220,7 @@ public final class EtcdServer: Sendable {
 
   /// SIGKILLs member `index`, as a crash would.
   public func kill(member index: Int) {
-    let process = members[index].process
+    let process = process(index)
     guard process.isRunning else { return }
     Glibc.kill(process.processIdentifier, SIGCONT)
     Glibc.kill(process.processIdentifier, SIGKILL)
@@ -189,19 +228,38 @@ public final class EtcdServer: Sendable {
 
   /// Pauses member `index` (SIGSTOP): its connections stay open and silent.
   public func pause(member index: Int) {
-    Glibc.kill(members[index].process.processIdentifier, SIGSTOP)
+    Glibc.kill(process(index).processIdentifier, SIGSTOP)
   }
 
   /// Resumes a paused member (SIGCONT).
   public func resume(member index: Int) {
-    Glibc.kill(members[index].process.processIdentifier, SIGCONT)
+    Glibc.kill(process(index).processIdentifier, SIGCONT)
   }
 
   /// Whether member `index` is still running.
-  public func isRunning(member index: Int) -> Bool { members[index].process.isRunning }
+  public func isRunning(member index: Int) -> Bool { process(index).isRunning }
 
-  /// Stops every member.
+  /// Starts a killed member again on its data directory and ports, and waits until it
+  /// answers with a leader.
+  public func restart(member index: Int) async throws {
+    kill(member: index)
+    try await waitUntil("member \(index) to exit", timeout: .seconds(5)) {
+      !isRunning(member: index)
+    }
+    var member = members[index]
+    member = Member(
+      name: member.name, clientURL: member.clientURL, clientPort: member.clientPort,
+      peerPort: member.peerPort,
+      arguments: member.arguments.map { $0 == "new" ? "existing" : $0 })
+    let process = try Self.launch(executable, member, in: directory)
+    processes.withLock { $0[index] = process }
+    try await waitUntil("member \(index) to answer", timeout: .seconds(20)) {
+      await post(members[index], "/v3/kv/range", #"{"key":"AA=="}"#) != nil
+    }
+  }
+
+  /// Stops every member (gracefully; see `deinit`).
   public func stop() {
-    for index in members.indices { kill(member: index) }
+    Self.shutDown(processes.withLock { $0 })
   }
 }
