@@ -84,7 +84,10 @@ let package = Package(
       name: "tether-etcd-child", dependencies: ["Tether", "TetherEtcd"], path: "Tests/EtcdChild"),
     .testTarget(
       name: "TetherEtcdTests",
-      dependencies: ["Streams", "Tether", "TetherEtcd", "TestSupport", "tether-etcd-child"]
+      dependencies: [
+        "Streams", "Tether", "TetherEtcd", "TetherRemoteConfig", "TestSupport",
+        "tether-etcd-child",
+      ]
     ),
     .testTarget(
       name: "TestSupportTests",
