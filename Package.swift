@@ -15,6 +15,7 @@ let package = Package(
     .executable(name: "tour", targets: ["Tour"]),
     .executable(name: "custom-strategy", targets: ["CustomStrategy"]),
     .executable(name: "http-status", targets: ["HTTPStatus"]),
+    .executable(name: "cluster", targets: ["Cluster"]),
     .executable(name: "tether-bench", targets: ["TetherBench"]),
   ],
   targets: [
@@ -42,6 +43,11 @@ let package = Package(
       name: "HTTPStatus",
       dependencies: ["Tether", "TetherHTTP", "TestSupport"],
       path: "Examples/HTTPStatus"
+    ),
+    .executableTarget(
+      name: "Cluster",
+      dependencies: ["Tether", "TetherEtcd", "TestSupport"],
+      path: "Examples/Cluster"
     ),
     .executableTarget(
       name: "TetherBench",
