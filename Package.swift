@@ -51,7 +51,9 @@ let package = Package(
     ),
     .executableTarget(
       name: "TetherBench",
-      dependencies: ["Streams", "Tether", "TetherHTTP", "TetherRemoteConfig", "TestSupport"],
+      dependencies: [
+        "Streams", "Tether", "TetherHTTP", "TetherRemoteConfig", "TetherEtcd", "TestSupport",
+      ],
       path: "Benchmarks/TetherBench"
     ),
 

@@ -42,6 +42,10 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
     var wroteReceipt = false
     /// How many versions written by others this process has seen.
     var externalChanges: UInt64 = 0
+    /// The bytes of the write in flight: its watch event may arrive before its answer, and
+    /// must not be taken for someone else's change (or handed back to the holders, whose
+    /// value may already be newer).
+    var inFlight: Data?
   }
   private let state = Locked(State())
 
@@ -76,6 +80,15 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
   /// compare-and-swap save: bad data is not overwritten by a holder that could not read it.
   @discardableResult
   func observe(_ revision: Int64, _ keyValue: EtcdKeyValue?, own: Bool = false) -> Change? {
+    if own {
+      state.withLock { state in
+        guard revision > state.knownAt else { return }
+        state.knownAt = revision
+        state.modRevision = keyValue?.modRevision ?? 0
+        state.stored = keyValue?.value
+      }
+      return nil
+    }
     let change: Change =
       switch keyValue.map({ own ? .success(nil) : value(from: $0.value).map { $0 } }) {
       case nil: .deleted
@@ -85,7 +98,7 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
       }
     return state.withLock { state -> Change? in
       guard revision > state.knownAt else { return nil }
-      if !own { state.externalChanges &+= 1 }
+      state.externalChanges &+= 1
       state.knownAt = revision
       if case .undecodable = change { return change }
       state.modRevision = keyValue?.modRevision ?? 0
@@ -95,7 +108,18 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
   }
 
   func observe(_ event: EtcdEvent) -> Change? {
-    observe(event.keyValue.modRevision, event.kind == .put ? event.keyValue : nil)
+    let own =
+      event.kind == .put && state.withLock { $0.inFlight } == event.keyValue.value
+    return observe(event.keyValue.modRevision, event.kind == .put ? event.keyValue : nil, own: own)
+  }
+
+  /// Marks `bytes` as the write in flight while `body` runs.
+  private func writing<R>(
+    _ bytes: Data, _ body: () async throws(EtcdError) -> R
+  ) async throws(EtcdError) -> R {
+    state.withLock { $0.inFlight = bytes }
+    defer { state.withLock { $0.inFlight = nil } }
+    return try await body()
   }
 
   /// Decodes stored bytes.
@@ -284,7 +308,9 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
       var lost = 0
       while true {
         do throws(EtcdError) {
-          let revision = try await cluster.put(key, bytes, lease: lease)
+          let revision = try await writing(bytes) { () throws(EtcdError) in
+            try await cluster.put(key, bytes, lease: lease)
+          }
           observe(revision, ownKeyValue(bytes, revision: revision), own: true)
           return
         } catch {
@@ -314,9 +340,11 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
     while true {
       let result: EtcdTxnResult
       do throws(EtcdError) {
-        result = try await cluster.txn(
-          compare: [EtcdTxn.modRevisionEquals(key, base ?? 0)],
-          success: [EtcdTxn.put(key, bytes, lease: lease)], failure: [EtcdTxn.range(key)])
+        result = try await writing(bytes) { () throws(EtcdError) in
+          try await cluster.txn(
+            compare: [EtcdTxn.modRevisionEquals(key, base ?? 0)],
+            success: [EtcdTxn.put(key, bytes, lease: lease)], failure: [EtcdTxn.range(key)])
+        }
       } catch {
         guard case .outcomeUnknown = error, lost < 3 else { throw error }
         uncertain = true
@@ -404,12 +432,16 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
           state.withLock { $0.wroteReceipt = true }
           let result: EtcdTxnResult
           do throws(EtcdError) {
-            result = try await cluster.txn(
-              compare: [EtcdTxn.modRevisionEquals(key, current?.base ?? 0)],
-              success: [
-                EtcdTxn.put(key, bytes, lease: lease), EtcdTxn.put(receiptKey, Data(token.utf8)),
-              ],
-              failure: [EtcdTxn.range(key), EtcdTxn.range(receiptKey)])
+            let base = current?.base ?? 0
+            result = try await writing(bytes) { () throws(EtcdError) in
+              try await cluster.txn(
+                compare: [EtcdTxn.modRevisionEquals(key, base)],
+                success: [
+                  EtcdTxn.put(key, bytes, lease: lease),
+                  EtcdTxn.put(receiptKey, Data(token.utf8)),
+                ],
+                failure: [EtcdTxn.range(key), EtcdTxn.range(receiptKey)])
+            }
           } catch {
             if case .outcomeUnknown = error { uncertain[token] = value }
             throw error
