@@ -58,7 +58,11 @@ struct EtcdClusterTests {
     for _ in 1...10 { try await $counter.update { $0 += 1 } }
     // Silent for the check interval (1 s), then no answer within the timeout (2 s): moved.
     try await waitUntil("the watcher at 10", timeout: .seconds(20)) { watcher == 10 }
-    #expect(Self.changes(recorder) == Array(1...10))
+    // Every change arrives (in one burst after the move); the holder's publisher may show a
+    // burst's values coalesced, but never one twice or out of order.
+    let seen = Self.changes(recorder)
+    #expect(seen.last == 10)
+    #expect(seen == seen.sorted() && Set(seen).count == seen.count)
   }
 
   @Test func aWatcherWhoseRevisionWasCompactedRecoversTheCurrentValue() async throws {

@@ -82,6 +82,8 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
   func observe(_ revision: Int64, _ keyValue: EtcdKeyValue?, own: Bool = false) -> Change? {
     if own {
       state.withLock { state in
+        // From here the version is recorded, so its watch event is recognised by revision.
+        state.inFlight = nil
         guard revision > state.knownAt else { return }
         state.knownAt = revision
         state.modRevision = keyValue?.modRevision ?? 0
@@ -90,16 +92,23 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
       return nil
     }
     let change: Change =
-      switch keyValue.map({ own ? .success(nil) : value(from: $0.value).map { $0 } }) {
+      switch keyValue.map({ value(from: $0.value) }) {
       case nil: .deleted
-      case .success(let value?): .value(value)
-      case .success(nil): .deleted  // our own write: holders already have it
+      case .success(let value): .value(value)
       case .failure(let error): .undecodable(error)
       }
     return state.withLock { state -> Change? in
       guard revision > state.knownAt else { return nil }
-      state.externalChanges &+= 1
       state.knownAt = revision
+      if let keyValue, keyValue.value == state.inFlight {
+        // The write in flight, seen before its answer: ours, and holders already have it.
+        state.modRevision = keyValue.modRevision
+        state.stored = keyValue.value
+        return nil
+      }
+      // A newer read of the same version is no change of someone else's.
+      guard (keyValue?.modRevision ?? 0) != state.modRevision else { return nil }
+      state.externalChanges &+= 1
       if case .undecodable = change { return change }
       state.modRevision = keyValue?.modRevision ?? 0
       state.stored = keyValue?.value
@@ -108,19 +117,25 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
   }
 
   func observe(_ event: EtcdEvent) -> Change? {
-    let own =
-      event.kind == .put && state.withLock { $0.inFlight } == event.keyValue.value
-    return observe(event.keyValue.modRevision, event.kind == .put ? event.keyValue : nil, own: own)
+    observe(event.keyValue.modRevision, event.kind == .put ? event.keyValue : nil)
   }
 
-  /// Marks `bytes` as the write in flight while `body` runs.
+  /// Marks `bytes` as the write in flight while `body` runs, and until the caller records the
+  /// outcome (``observe(_:_:own:)`` with `own`, or ``endWrite()``): an echo arriving between
+  /// the answer and the record is still ours.
   private func writing<R>(
     _ bytes: Data, _ body: () async throws(EtcdError) -> R
   ) async throws(EtcdError) -> R {
     state.withLock { $0.inFlight = bytes }
-    defer { state.withLock { $0.inFlight = nil } }
-    return try await body()
+    do {
+      return try await body()
+    } catch {
+      endWrite()
+      throw error
+    }
   }
+
+  private func endWrite() { state.withLock { $0.inFlight = nil } }
 
   /// Decodes stored bytes.
   func value(from bytes: Data) -> Result<Value, EtcdError> {
@@ -355,6 +370,7 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
         observe(result.revision, ownKeyValue(bytes, revision: result.revision), own: true)
         return
       }
+      endWrite()
       let current = result.ranges.first?.first
       if uncertain, let current, current.value == bytes {
         observe(result.revision, current)
@@ -450,6 +466,7 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
             observe(result.revision, ownKeyValue(bytes, revision: result.revision), own: true)
             return continuation.resume(returning: value)
           }
+          endWrite()
           let keyValue = result.ranges.first?.first
           if let receipt = result.ranges.last?.first,
             let landed = uncertain[String(decoding: receipt.value, as: UTF8.self)]
