@@ -35,7 +35,7 @@ public final class EtcdServer: Sendable {
   /// The data directories' parent.
   public let directory: TemporaryDirectory
   private let executable: String
-  private let processes: LockedState<[Process]>
+  private let processes: LockedState<[Running]>
 
   /// etcd's binary, if installed.
   public static let executable: String? = {
@@ -93,7 +93,7 @@ public final class EtcdServer: Sendable {
     }
     let server = EtcdServer(
       members: members, directory: directory, executable: executable,
-      processes: try members.map { try launch(executable, $0, in: directory) })
+      processes: try await launchAll(executable, members, in: directory))
     do {
       try await waitUntil("etcd to elect a leader and answer", timeout: .seconds(15)) {
         await server.leader() != nil
@@ -105,26 +105,67 @@ public final class EtcdServer: Sendable {
     return server
   }
 
+  /// A running member: etcd itself, and the shell that ties it to this process.
+  struct Running: Sendable {
+    /// `sh`, reading its standard input from a pipe this process holds: when this process
+    /// ends in any way (even SIGKILL, even with static servers never released), the pipe
+    /// closes and the shell kills etcd, so no member outlives its test run.
+    let guardian: Process
+    let guardianInput: Pipe
+    /// etcd's process identifier (for kill, SIGSTOP, SIGCONT).
+    let pid: Int32
+
+    var isRunning: Bool { Glibc.kill(pid, 0) == 0 && !isZombie }
+
+    /// A killed etcd stays a zombie until the shell reaps it.
+    private var isZombie: Bool {
+      let status = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
+      guard let close = status.lastIndex(of: ")") else { return true }
+      return status[status.index(after: close)...].trimmingCharacters(in: .whitespaces)
+        .hasPrefix("Z")
+    }
+  }
+
   private static func launch(
     _ executable: String, _ member: Member, in directory: TemporaryDirectory
-  ) throws -> Process {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = member.arguments
-    process.standardOutput = FileHandle.nullDevice
+  ) async throws -> Running {
     let log = directory.file("\(member.name).log").path
-    if !FileManager.default.fileExists(atPath: log) {
-      _ = FileManager.default.createFile(atPath: log, contents: nil)
+    let pidFile = directory.file("\(member.name).pid").path
+    try? FileManager.default.removeItem(atPath: pidFile)
+    let guardian = Process()
+    guardian.executableURL = URL(fileURLWithPath: "/bin/sh")
+    guardian.arguments =
+      [
+        "-c",
+        #""$0" "$@" </dev/null >/dev/null 2>>"$LOG" & echo $! > "$PIDFILE"; "#
+          + #"read _; kill -CONT $! 2>/dev/null; kill -9 $! 2>/dev/null"#,
+        executable,
+      ] + member.arguments
+    guardian.environment = ["LOG": log, "PIDFILE": pidFile, "PATH": "/usr/bin:/bin"]
+    let input = Pipe()
+    guardian.standardInput = input
+    guardian.standardOutput = FileHandle.nullDevice
+    guardian.standardError = FileHandle.nullDevice
+    try guardian.run()
+    var pid: Int32 = 0
+    try await waitUntil("etcd's pid", timeout: .seconds(5)) {
+      let text = (try? String(contentsOfFile: pidFile, encoding: .utf8)) ?? ""
+      pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+      return pid > 0
     }
-    let handle = FileHandle(forWritingAtPath: log)
-    handle?.seekToEndOfFile()
-    process.standardError = handle
-    try process.run()
-    return process
+    return Running(guardian: guardian, guardianInput: input, pid: pid)
+  }
+
+  private static func launchAll(
+    _ executable: String, _ members: [Member], in directory: TemporaryDirectory
+  ) async throws -> [Running] {
+    var running: [Running] = []
+    for member in members { running.append(try await launch(executable, member, in: directory)) }
+    return running
   }
 
   private init(
-    members: [Member], directory: TemporaryDirectory, executable: String, processes: [Process]
+    members: [Member], directory: TemporaryDirectory, executable: String, processes: [Running]
   ) {
     self.members = members
     self.directory = directory
@@ -133,7 +174,10 @@ public final class EtcdServer: Sendable {
   }
 
   deinit {
-    Self.shutDown(processes.withLock { $0 })
+    // Released with the test's holders, whose last requests are being cancelled right now:
+    // give the cancellations a moment to land before the members go (see `shutDown`).
+    let processes = processes.withLock { $0 }
+    DispatchQueue.global().asyncAfter(deadline: .now() + 2) { Self.shutDown(processes) }
   }
 
   /// Stops members gracefully (SIGTERM: etcd answers the requests in flight before closing),
@@ -143,19 +187,20 @@ public final class EtcdServer: Sendable {
   /// crash the client process in swift-corelibs-foundation's URLSession ("Transfer completed,
   /// but there's no response", swiftlang/swift-corelibs-foundation#5285), and tests end while
   /// their holders' last requests are still in flight.
-  private static func shutDown(_ processes: [Process]) {
+  private static func shutDown(_ processes: [Running]) {
     for process in processes where process.isRunning {
-      Glibc.kill(process.processIdentifier, SIGCONT)
-      Glibc.kill(process.processIdentifier, SIGTERM)
+      Glibc.kill(process.pid, SIGCONT)
+      Glibc.kill(process.pid, SIGTERM)
     }
     DispatchQueue.global().asyncAfter(deadline: .now() + 5) {
-      for process in processes where process.isRunning {
-        Glibc.kill(process.processIdentifier, SIGKILL)
+      for process in processes {
+        if process.isRunning { Glibc.kill(process.pid, SIGKILL) }
+        try? process.guardianInput.fileHandleForWriting.close()
       }
     }
   }
 
-  private func process(_ index: Int) -> Process { processes.withLock { $0[index] } }
+  private func process(_ index: Int) -> Running { processes.withLock { $0[index] } }
 
   /// Every member's client URL.
   public var clientURLs: [URL] { members.map(\.clientURL) }
@@ -222,18 +267,18 @@ public final class EtcdServer: Sendable {
   public func kill(member index: Int) {
     let process = process(index)
     guard process.isRunning else { return }
-    Glibc.kill(process.processIdentifier, SIGCONT)
-    Glibc.kill(process.processIdentifier, SIGKILL)
+    Glibc.kill(process.pid, SIGCONT)
+    Glibc.kill(process.pid, SIGKILL)
   }
 
   /// Pauses member `index` (SIGSTOP): its connections stay open and silent.
   public func pause(member index: Int) {
-    Glibc.kill(process(index).processIdentifier, SIGSTOP)
+    Glibc.kill(process(index).pid, SIGSTOP)
   }
 
   /// Resumes a paused member (SIGCONT).
   public func resume(member index: Int) {
-    Glibc.kill(process(index).processIdentifier, SIGCONT)
+    Glibc.kill(process(index).pid, SIGCONT)
   }
 
   /// Whether member `index` is still running.
@@ -251,7 +296,7 @@ public final class EtcdServer: Sendable {
       name: member.name, clientURL: member.clientURL, clientPort: member.clientPort,
       peerPort: member.peerPort,
       arguments: member.arguments.map { $0 == "new" ? "existing" : $0 })
-    let process = try Self.launch(executable, member, in: directory)
+    let process = try await Self.launch(executable, member, in: directory)
     processes.withLock { $0[index] = process }
     try await waitUntil("member \(index) to answer", timeout: .seconds(20)) {
       await post(members[index], "/v3/kv/range", #"{"key":"AA=="}"#) != nil
