@@ -10,11 +10,13 @@ let package = Package(
     .library(name: "Tether", targets: ["Tether"]),
     .library(name: "TetherHTTP", targets: ["TetherHTTP"]),
     .library(name: "TetherRemoteConfig", targets: ["TetherRemoteConfig"]),
+    .library(name: "TetherEtcd", targets: ["TetherEtcd"]),
     .library(name: "TetherTesting", targets: ["TetherTesting"]),
     .executable(name: "tour", targets: ["Tour"]),
     .executable(name: "custom-strategy", targets: ["CustomStrategy"]),
     .executable(name: "http-status", targets: ["HTTPStatus"]),
     .executable(name: "firebase-config", targets: ["FirebaseConfig"]),
+    .executable(name: "cluster", targets: ["Cluster"]),
     .executable(name: "tether-bench", targets: ["TetherBench"]),
   ],
   targets: [
@@ -23,6 +25,8 @@ let package = Package(
     // The one HTTP layer: only this module imports FoundationNetworking.
     .target(name: "TetherHTTP", dependencies: ["Streams", "Tether"]),
     .target(name: "TetherRemoteConfig", dependencies: ["Streams", "Tether", "TetherHTTP"]),
+    .target(
+      name: "TetherEtcd", dependencies: ["Streams", "Tether", "TetherHTTP", "TetherRemoteConfig"]),
     .target(name: "TetherTesting", dependencies: ["Streams", "Tether", "TetherRemoteConfig"]),
 
     .executableTarget(
@@ -47,8 +51,15 @@ let package = Package(
       path: "Examples/FirebaseConfig"
     ),
     .executableTarget(
+      name: "Cluster",
+      dependencies: ["Tether", "TetherEtcd", "TestSupport"],
+      path: "Examples/Cluster"
+    ),
+    .executableTarget(
       name: "TetherBench",
-      dependencies: ["Streams", "Tether", "TetherHTTP", "TetherRemoteConfig", "TestSupport"],
+      dependencies: [
+        "Streams", "Tether", "TetherHTTP", "TetherRemoteConfig", "TetherEtcd", "TestSupport",
+      ],
       path: "Benchmarks/TetherBench"
     ),
 
@@ -81,6 +92,16 @@ let package = Package(
     .testTarget(
       name: "TetherRemoteConfigTests",
       dependencies: ["Streams", "Tether", "TetherRemoteConfig", "TetherTesting", "TestSupport"]
+    ),
+    // The second real process TetherEtcdTests launch (updaters, lease holders).
+    .executableTarget(
+      name: "tether-etcd-child", dependencies: ["Tether", "TetherEtcd"], path: "Tests/EtcdChild"),
+    .testTarget(
+      name: "TetherEtcdTests",
+      dependencies: [
+        "Streams", "Tether", "TetherEtcd", "TetherRemoteConfig", "TestSupport",
+        "tether-etcd-child",
+      ]
     ),
     .testTarget(
       name: "TestSupportTests",

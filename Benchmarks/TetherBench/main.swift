@@ -4,6 +4,6 @@ import Foundation
 let options = BenchOptions.parse(Array(CommandLine.arguments.dropFirst()))
 let all =
   baselineBenchmarks() + streamsBenchmarks() + coreBenchmarks() + fileBenchmarks()
-  + configBenchmarks() + httpBenchmarks() + firebaseBenchmarks()
+  + configBenchmarks() + httpBenchmarks() + firebaseBenchmarks() + etcdBenchmarks()
 let code = await BenchRunner(options: options).run(all)
 exit(code)

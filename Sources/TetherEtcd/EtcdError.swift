@@ -1,0 +1,65 @@
+import Foundation
+
+/// Why an etcd request or an `.etcd` shared key failed.
+///
+/// It reads well in `"\(error)"` and `localizedDescription`, and never shows a password or an
+/// auth token.
+///
+/// ```swift
+/// do {
+///   try await $flag.save()
+/// } catch EtcdError.conflict(let key) {
+///   print("\(key) changed elsewhere first; the newer value was loaded")
+/// }
+/// ```
+public enum EtcdError: Error, Equatable, Sendable, CustomStringConvertible, LocalizedError {
+  /// No endpoint of the cluster answered (each was unreachable, timed out or without a
+  /// leader); `reason` describes the last failure.
+  case unavailable(reason: String)
+  /// A write was sent but its answer was lost (the connection died or timed out), so it may
+  /// or may not have been committed. `.etcd` keys resolve this themselves before retrying.
+  case outcomeUnknown(reason: String)
+  /// A compare-and-swap save found that someone else changed `key` first. The `.etcd` keys
+  /// load the newer value into every holder after this; the local change is not written.
+  case conflict(key: String)
+  /// etcd answered with an error: the HTTP status, the gRPC code and etcd's message.
+  case server(status: Int, code: Int, message: String)
+  /// The user name or password was refused, or the user lacks the permission (`message`).
+  case authenticationFailed(message: String)
+  /// The stored bytes of `key` could not be decoded as the key's value type.
+  case undecodable(key: String, reason: String)
+  /// An answer from etcd did not have the expected shape.
+  case invalidResponse(String)
+  /// The request was cancelled.
+  case cancelled
+
+  /// A sentence saying what went wrong.
+  public var description: String {
+    switch self {
+    case .unavailable(let reason): "etcd is unavailable: \(reason)"
+    case .outcomeUnknown(let reason):
+      "an etcd write may or may not have been committed: \(reason)"
+    case .conflict(let key):
+      "etcd key \(key) was changed by someone else first; the newer value was loaded"
+    case .server(let status, let code, let message):
+      "etcd answered HTTP \(status) (gRPC code \(code)): \(message)"
+    case .authenticationFailed(let message): "etcd authentication failed: \(message)"
+    case .undecodable(let key, let reason): "cannot decode the value of etcd key \(key): \(reason)"
+    case .invalidResponse(let reason): "unexpected answer from etcd: \(reason)"
+    case .cancelled: "the etcd request was cancelled"
+    }
+  }
+
+  /// The same sentence as ``description``.
+  public var errorDescription: String? { description }
+
+  /// Whether a later attempt may succeed (the cluster was unreachable or the outcome is
+  /// unknown), as opposed to an answer that will not change.
+  var isTransient: Bool {
+    switch self {
+    case .unavailable, .outcomeUnknown: true
+    case .server(let status, _, _): status == 503 || status == 504
+    default: false
+    }
+  }
+}

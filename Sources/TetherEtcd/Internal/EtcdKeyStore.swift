@@ -1,0 +1,540 @@
+import Foundation
+import Tether
+
+/// The whole life of one `.etcd` key in one process: what it knows of the stored version, its
+/// watch, its lease and its serial write queue.
+///
+/// Invariants, kept where they are written:
+/// - `knownAt` is the store revision up to which `modRevision`/`stored` describe the key. A
+///   range read at revision R, a watch event at revision R and our own write at revision R all
+///   go through ``observe(_:_:)``, which ignores anything at or below `knownAt`: so no change
+///   is applied twice, and an echo of our own write is not delivered back to the holders.
+/// - `modRevision` is the version a compare-and-swap save must find: the newest version this
+///   process has seen (it is recorded before holders are told of it).
+/// - Writes (saves, updates, the final lease revoke) run one at a time, in call order.
+final class EtcdKeyStore<Value: Sendable>: Sendable {
+  let cluster: EtcdCluster
+  let name: String
+  let key: Data
+  let decode: @Sendable (Data) throws -> Value
+  let encode: @Sendable (Value) throws -> Data
+  let leaseTTL: Int64?
+  let lastWriterWins: Bool
+  /// Where `update` leaves a per-attempt token in the same transaction as the value, so that
+  /// after a lost answer it can tell whether its own write landed. Only this store writes it.
+  let receiptKey: Data
+
+  /// What a receipt key has after the value's key.
+  static var receiptMarker: String { "\u{0}tether-update-receipt/" }
+
+  private struct State: Sendable {
+    var knownAt: Int64 = 0
+    var modRevision: Int64?
+    var stored: Data?
+    var subscriber: SharedSubscriber<Value>?
+    var watcher: EtcdWatcher?
+    var starting: Task<Void, Never>?
+    var leaseID: Int64?
+    var keepAlive: Task<Void, Never>?
+    var lastWrite: Task<Void, Never>?
+    var saveGeneration: UInt64 = 0
+    var pendingWrites = 0
+    var wroteReceipt = false
+    /// How many versions written by others this process has seen.
+    var externalChanges: UInt64 = 0
+    /// The bytes of the write in flight: its watch event may arrive before its answer, and
+    /// must not be taken for someone else's change (or handed back to the holders, whose
+    /// value may already be newer).
+    var inFlight: Data?
+  }
+  private let state = Locked(State())
+
+  init(
+    cluster: EtcdCluster, name: String, decode: @escaping @Sendable (Data) throws -> Value,
+    encode: @escaping @Sendable (Value) throws -> Data, lease: Duration?, lastWriterWins: Bool
+  ) {
+    self.cluster = cluster
+    self.name = name
+    key = Data(name.utf8)
+    self.decode = decode
+    self.encode = encode
+    leaseTTL = lease.map { max(1, Int64(($0 / .seconds(1)).rounded(.up))) }
+    self.lastWriterWins = lastWriterWins
+    // Beside the key, so that a role allowed to write the key (or its prefix) may write it.
+    receiptKey = Data((name + EtcdKeyStore.receiptMarker + UUID().uuidString).utf8)
+  }
+
+  // MARK: Knowledge of the stored version
+
+  /// What holders must hear of a newer version.
+  enum Change: Sendable {
+    case deleted
+    case value(Value)
+    case undecodable(EtcdError)
+  }
+
+  /// Records that at `revision` the key was `keyValue` (`nil`: absent). Returns what changed
+  /// when this is newer than what was known (holders must hear of it), else `nil`.
+  ///
+  /// A version that does not decode is known but never becomes the base of a
+  /// compare-and-swap save: bad data is not overwritten by a holder that could not read it.
+  @discardableResult
+  func observe(_ revision: Int64, _ keyValue: EtcdKeyValue?, own: Bool = false) -> Change? {
+    if own {
+      state.withLock { state in
+        // From here the version is recorded, so its watch event is recognised by revision.
+        state.inFlight = nil
+        guard revision > state.knownAt else { return }
+        state.knownAt = revision
+        state.modRevision = keyValue?.modRevision ?? 0
+        state.stored = keyValue?.value
+      }
+      return nil
+    }
+    let change: Change =
+      switch keyValue.map({ value(from: $0.value) }) {
+      case nil: .deleted
+      case .success(let value): .value(value)
+      case .failure(let error): .undecodable(error)
+      }
+    return state.withLock { state -> Change? in
+      guard revision > state.knownAt else { return nil }
+      state.knownAt = revision
+      if let keyValue, keyValue.value == state.inFlight {
+        // The write in flight, seen before its answer: ours, and holders already have it.
+        state.modRevision = keyValue.modRevision
+        state.stored = keyValue.value
+        return nil
+      }
+      // A newer read of the same version is no change of someone else's.
+      guard (keyValue?.modRevision ?? 0) != state.modRevision else { return nil }
+      state.externalChanges &+= 1
+      if case .undecodable = change { return change }
+      state.modRevision = keyValue?.modRevision ?? 0
+      state.stored = keyValue?.value
+      return change
+    }
+  }
+
+  func observe(_ event: EtcdEvent) -> Change? {
+    observe(event.keyValue.modRevision, event.kind == .put ? event.keyValue : nil)
+  }
+
+  /// Marks `bytes` as the write in flight while `body` runs, and until the caller records the
+  /// outcome (``observe(_:_:own:)`` with `own`, or ``endWrite()``): an echo arriving between
+  /// the answer and the record is still ours.
+  private func writing<R>(
+    _ bytes: Data, _ body: () async throws(EtcdError) -> R
+  ) async throws(EtcdError) -> R {
+    state.withLock { $0.inFlight = bytes }
+    do {
+      return try await body()
+    } catch {
+      endWrite()
+      throw error
+    }
+  }
+
+  private func endWrite() { state.withLock { $0.inFlight = nil } }
+
+  /// Decodes stored bytes.
+  func value(from bytes: Data) -> Result<Value, EtcdError> {
+    do {
+      return .success(try decode(bytes))
+    } catch {
+      return .failure(.undecodable(key: name, reason: "\(error)"))
+    }
+  }
+
+  /// Tells the holders about a change.
+  private func publish(_ change: Change?) {
+    guard let change, let subscriber = state.withLock({ $0.subscriber }) else { return }
+    switch change {
+    case .deleted: subscriber.yieldReturningInitialValue()
+    case .value(let value): subscriber.yield(value)
+    case .undecodable(let error): subscriber.yield(throwing: error)
+    }
+  }
+
+  /// A linearizable read of the key, recorded; holders hear of it if it is newer.
+  func read(publishing: Bool) async throws(EtcdError) -> (revision: Int64, EtcdKeyValue?) {
+    let range = try await cluster.range(key)
+    let keyValue = range.keyValues.first
+    let change = observe(range.revision, keyValue)
+    if publishing { publish(change) }
+    return (range.revision, keyValue)
+  }
+
+  // MARK: Watching
+
+  func start(subscriber: SharedSubscriber<Value>) {
+    state.withLock { $0.subscriber = subscriber }
+    let starting = Task {
+      var from = state.withLock { $0.knownAt }
+      if from == 0 {
+        // Nothing read yet: read once, so the watch starts right after a known state.
+        while !Task.isCancelled {
+          do throws(EtcdError) {
+            from = try await read(publishing: true).revision
+            break
+          } catch {
+            subscriber.yield(throwing: error)
+            try? await Task.sleep(for: .seconds(1))
+          }
+        }
+        if Task.isCancelled { return }
+      }
+      let watcher = EtcdWatcher(
+        cluster: cluster, key: key, rangeEnd: nil, startRevision: from + 1,
+        handlers: .init(
+          deliver: { [weak self] events in
+            guard let self else { return }
+            for event in events { self.publish(self.observe(event)) }
+          },
+          resync: { [weak self] () throws(EtcdError) -> Int64 in
+            guard let self else { throw .cancelled }
+            return try await self.read(publishing: true).revision + 1
+          },
+          report: { [weak self] error in self?.report(error) }))
+      let cancelled = state.withLock { state in
+        guard state.subscriber != nil else { return true }
+        state.watcher = watcher
+        return false
+      }
+      if cancelled { watcher.cancel() }
+    }
+    state.withLock { $0.starting = starting }
+  }
+
+  /// A failing watch sets `loadError`; when it recovers, the last known value clears it
+  /// (unless a local change still waits to be written, which it would undo).
+  private func report(_ error: EtcdError?) {
+    let (subscriber, stored, pending) = state.withLock { state -> (_, Data??, _) in
+      (state.subscriber, state.modRevision == nil ? nil : state.stored, state.pendingWrites > 0)
+    }
+    guard let subscriber else { return }
+    if let error { return subscriber.yield(throwing: error) }
+    guard !pending, let stored else { return }
+    guard let stored else { return publish(.deleted) }
+    if case .success(let value) = value(from: stored) { publish(.value(value)) }
+  }
+
+  /// The last holder is gone: stop watching and renewing; once the queued writes are done,
+  /// revoke the lease (the value vanishes with its writer) and remove the update receipt.
+  func stop() {
+    let (watcher, starting, keepAlive) = state.withLock { state in
+      defer {
+        state.subscriber = nil
+        state.watcher = nil
+        state.starting = nil
+      }
+      return (state.watcher, state.starting, state.keepAlive)
+    }
+    starting?.cancel()
+    watcher?.cancel()
+    enqueue { [self] in
+      keepAlive?.cancel()
+      let (lease, receipt) = state.withLock { state in
+        defer {
+          state.leaseID = nil
+          state.keepAlive = nil
+        }
+        return (state.leaseID, state.wroteReceipt)
+      }
+      if let lease { try? await cluster.revokeLease(lease) }
+      if receipt { _ = try? await cluster.delete(receiptKey) }
+    }
+  }
+
+  // MARK: Writing
+
+  /// Runs `work` after every write enqueued before it.
+  func enqueue(_ work: @escaping @Sendable () async -> Void) {
+    state.withLock { state in
+      let previous = state.lastWrite
+      state.pendingWrites += 1
+      state.lastWrite = Task {
+        await previous?.value
+        await work()
+        self.state.withLock { $0.pendingWrites -= 1 }
+      }
+    }
+  }
+
+  /// Saves `value` after the writes before it: compare-and-swap on the last seen version
+  /// (or unconditionally for last-writer-wins). A transient failure is reported and the value
+  /// is written again in the background until it lands, unless a newer save supersedes it.
+  func save(_ value: Value, continuation: SaveContinuation) {
+    let bytes: Data
+    do {
+      bytes = try encode(value)
+    } catch {
+      return continuation.resume(throwing: error)
+    }
+    // The version the change was made on is judged now, not when the write runs: a change of
+    // someone else's seen in between makes this save a conflict, not an overwrite.
+    let (generation, seen) = state.withLock { state in
+      state.saveGeneration &+= 1
+      return (state.saveGeneration, Seen(base: state.modRevision, external: state.externalChanges))
+    }
+    enqueue { [self] in
+      do throws(EtcdError) {
+        try await write(bytes, seen: seen)
+        continuation.resume()
+      } catch {
+        continuation.resume(throwing: error)
+        if error.isTransient { retry(bytes, seen: seen, generation: generation, attempt: 1) }
+      }
+    }
+  }
+
+  /// Writes `bytes` again after a back-off, while no newer save was made.
+  private struct Seen: Sendable {
+    var base: Int64?
+    var external: UInt64
+  }
+
+  private func retry(_ bytes: Data, seen: Seen, generation: UInt64, attempt: Int) {
+    guard attempt <= 120 else { return }
+    state.withLock { $0.pendingWrites += 1 }
+    Task { [self] in
+      let ceiling = min(5.0, 0.1 * pow(2, Double(attempt)))
+      try? await Task.sleep(for: .seconds(Double.random(in: ceiling / 2...ceiling)))
+      enqueue { [self] in
+        defer { state.withLock { $0.pendingWrites -= 1 } }
+        guard state.withLock({ $0.saveGeneration == generation }) else { return }
+        do throws(EtcdError) {
+          try await write(bytes, seen: seen)
+        } catch {
+          if error.isTransient {
+            retry(bytes, seen: seen, generation: generation, attempt: attempt + 1)
+          }
+        }
+      }
+    }
+  }
+
+  /// One save of `bytes`, resolving lost answers: a write whose answer was lost is sent again
+  /// with the same compare; if that compare fails because the key already holds exactly these
+  /// bytes, the first one landed.
+  private func write(_ bytes: Data, seen: Seen) async throws(EtcdError) {
+    let lease = try await currentLease()
+    if lastWriterWins {
+      var lost = 0
+      while true {
+        do throws(EtcdError) {
+          let revision = try await writing(bytes) { () throws(EtcdError) in
+            try await cluster.put(key, bytes, lease: lease)
+          }
+          observe(revision, ownKeyValue(bytes, revision: revision), own: true)
+          return
+        } catch {
+          guard case .outcomeUnknown = error, lost < 3 else { throw error }
+          lost += 1
+        }
+      }
+    }
+    // Only this process's own writes since the change: go on from the newest of them.
+    var base = state.withLock { state in
+      state.externalChanges == seen.external ? state.modRevision : seen.base
+    }
+    if base == nil {
+      // Nothing seen yet (the load failed): only an absent key, or one that already holds
+      // these bytes, may be written without overwriting a version nobody here has seen.
+      let range = try await cluster.range(key)
+      let current = range.keyValues.first
+      let change = observe(range.revision, current)
+      if let current, current.value != bytes {
+        publish(change)
+        throw .conflict(key: name)
+      }
+      base = current?.modRevision ?? 0
+    }
+    var uncertain = false
+    var lost = 0
+    while true {
+      let result: EtcdTxnResult
+      do throws(EtcdError) {
+        result = try await writing(bytes) { () throws(EtcdError) in
+          try await cluster.txn(
+            compare: [EtcdTxn.modRevisionEquals(key, base ?? 0)],
+            success: [EtcdTxn.put(key, bytes, lease: lease)], failure: [EtcdTxn.range(key)])
+        }
+      } catch {
+        guard case .outcomeUnknown = error, lost < 3 else { throw error }
+        uncertain = true
+        lost += 1
+        continue
+      }
+      if result.succeeded {
+        observe(result.revision, ownKeyValue(bytes, revision: result.revision), own: true)
+        return
+      }
+      endWrite()
+      let current = result.ranges.first?.first
+      if uncertain, let current, current.value == bytes {
+        observe(result.revision, current)
+        return
+      }
+      publish(observe(result.revision, current))
+      throw .conflict(key: name)
+    }
+  }
+
+  private func ownKeyValue(_ bytes: Data, revision: Int64) -> EtcdKeyValue {
+    EtcdKeyValue(
+      key: key, value: bytes, createRevision: 0, modRevision: revision, version: 0, lease: 0)
+  }
+
+  // MARK: Updating atomically
+
+  /// Applies `transform` to the latest stored value with compare-and-swap until it applies.
+  ///
+  /// Never twice: each attempt writes a fresh token to ``receiptKey`` in the same transaction.
+  /// After a lost answer the attempt is remembered; a later read (or the failure branch of a
+  /// later attempt) that finds one of those tokens in the receipt means that attempt landed,
+  /// and its value is the result. An attempt that lands later than we looked cannot apply
+  /// once a newer attempt has changed the key (its compare fails), and if it lands first, the
+  /// newer attempt's compare fails and shows its token.
+  func update(
+    _ transform: @escaping @Sendable (inout Value) throws -> Void, initialValue: Value,
+    continuation: UpdateContinuation<Value>
+  ) {
+    enqueue { [self] in
+      let deadline = ContinuousClock.now + .seconds(30)
+      var uncertain: [String: Value] = [:]
+      var current: (base: Int64, bytes: Data?)? = state.withLock { state in
+        state.modRevision.map { ($0, state.stored) }
+      }
+      var attempt = 0
+      while true {
+        attempt += 1
+        do throws(EtcdError) {
+          if current == nil {
+            let read = try await cluster.txn(
+              compare: [], success: [EtcdTxn.range(key), EtcdTxn.range(receiptKey)], failure: [],
+              readOnly: true)
+            let keyValue = read.ranges.first?.first
+            if let token = read.ranges.last?.first.map({ String(decoding: $0.value, as: UTF8.self) }
+            ),
+              let landed = uncertain[token]
+            {
+              observe(read.revision, keyValue)
+              return continuation.resume(returning: landed)
+            }
+            publish(observe(read.revision, keyValue))
+            current = (keyValue?.modRevision ?? 0, keyValue?.value)
+          }
+          var value = initialValue
+          if let bytes = current?.bytes {
+            switch self.value(from: bytes) {
+            case .success(let stored): value = stored
+            case .failure(let error): return continuation.resume(throwing: error)
+            }
+          }
+          do {
+            try transform(&value)
+          } catch {
+            return continuation.resume(throwing: error)
+          }
+          let bytes: Data
+          do {
+            bytes = try encode(value)
+          } catch {
+            return continuation.resume(throwing: error)
+          }
+          let token = UUID().uuidString
+          let lease = try await currentLease()
+          state.withLock { $0.wroteReceipt = true }
+          let result: EtcdTxnResult
+          do throws(EtcdError) {
+            let base = current?.base ?? 0
+            result = try await writing(bytes) { () throws(EtcdError) in
+              try await cluster.txn(
+                compare: [EtcdTxn.modRevisionEquals(key, base)],
+                success: [
+                  EtcdTxn.put(key, bytes, lease: lease),
+                  EtcdTxn.put(receiptKey, Data(token.utf8)),
+                ],
+                failure: [EtcdTxn.range(key), EtcdTxn.range(receiptKey)])
+            }
+          } catch {
+            if case .outcomeUnknown = error { uncertain[token] = value }
+            throw error
+          }
+          if result.succeeded {
+            observe(result.revision, ownKeyValue(bytes, revision: result.revision), own: true)
+            return continuation.resume(returning: value)
+          }
+          endWrite()
+          let keyValue = result.ranges.first?.first
+          if let receipt = result.ranges.last?.first,
+            let landed = uncertain[String(decoding: receipt.value, as: UTF8.self)]
+          {
+            observe(result.revision, keyValue)
+            return continuation.resume(returning: landed)
+          }
+          publish(observe(result.revision, keyValue))
+          current = (keyValue?.modRevision ?? 0, keyValue?.value)
+          if attempt > 4 {
+            // Many writers on one key: spread the retries out a little.
+            try? await Task.sleep(for: .milliseconds(Int.random(in: 0...min(50, attempt * 2))))
+          }
+        } catch {
+          guard error.isTransient, ContinuousClock.now < deadline else {
+            return continuation.resume(throwing: error)
+          }
+          current = nil
+          try? await Task.sleep(for: .milliseconds(Int.random(in: 50...250)))
+        }
+      }
+    }
+  }
+
+  // MARK: Lease
+
+  /// The lease new writes attach to, granted on first use and renewed while the store lives.
+  private func currentLease() async throws(EtcdError) -> Int64? {
+    guard let leaseTTL else { return nil }
+    if let lease = state.withLock({ $0.leaseID }) { return lease }
+    var lost = 0
+    while true {
+      do throws(EtcdError) {
+        let lease = try await cluster.grantLease(ttl: leaseTTL)
+        let renewal = Task { [weak self] () -> Void in
+          await self?.keepAlive(lease, ttl: leaseTTL)
+        }
+        let previous = state.withLock { state in
+          defer {
+            state.leaseID = lease
+            state.keepAlive = renewal
+          }
+          return state.keepAlive
+        }
+        previous?.cancel()
+        return lease
+      } catch {
+        // A grant whose answer was lost only leaves an unused lease behind, which expires.
+        guard case .outcomeUnknown = error, lost < 3 else { throw error }
+        lost += 1
+      }
+    }
+  }
+
+  private func keepAlive(_ lease: Int64, ttl: Int64) async {
+    let period = Duration.milliseconds(max(300, ttl * 1000 / 3))
+    while !Task.isCancelled {
+      try? await Task.sleep(for: period)
+      guard !Task.isCancelled else { return }
+      do throws(EtcdError) {
+        if try await cluster.keepAlive(lease: lease) == 0 {
+          // Expired (the gateway answers without a TTL): the next save grants a new one.
+          state.withLock { if $0.leaseID == lease { $0.leaseID = nil } }
+          return
+        }
+      } catch {
+        continue
+      }
+    }
+  }
+}

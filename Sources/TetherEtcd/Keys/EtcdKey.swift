@@ -1,0 +1,163 @@
+import Foundation
+import Tether
+
+/// A shared value stored at one key of an etcd cluster: the same `@Shared` on every machine
+/// that declares it.
+///
+/// ```swift
+/// let cluster = EtcdCluster(endpoints: [URL(string: "http://10.0.0.1:2379")!])
+/// @Shared(.etcd("/app/maintenance", in: cluster)) var maintenance = false
+/// $maintenance.withLock { $0 = true }                    // compare-and-swap save
+/// let n = try await $visits.update { $0 += 1; return $0 } // exact across machines
+/// ```
+///
+/// - Load: a linearizable read; a missing key is the declared default.
+/// - Changes: a watch from the last seen revision + 1 delivers every change once, in order,
+///   across dropped streams, paused members and compaction (a compacted revision re-reads the
+///   current value). A deleted key returns holders to their default.
+/// - Saves (after `withLock`, and `save()`): a transaction that writes only if the key is
+///   still the version this process last saw. If someone else changed it first, the save fails
+///   with ``EtcdError/conflict(key:)`` in `saveError` and the newer value reaches the holders:
+///   a stale writer never overwrites newer data. With ``EtcdWritePolicy/lastWriterWins`` saves
+///   write unconditionally.
+/// - `update`: compare-and-swap retried until it applies; never applied twice, even when an
+///   answer is lost with a dying member (each attempt leaves a token beside the value, in the
+///   same transaction, under the key followed by `"\u{0}tether-update-receipt/"` and a
+///   random id; it is removed when the last holder goes away, and a role that may write the
+///   key's prefix may write it).
+/// - Lease: with `lease:`, the value is attached to a lease kept alive while a holder lives in
+///   this process; when the process dies (or the last holder goes away) the key is deleted
+///   once the lease expires (or at once), and every holder elsewhere returns to its default.
+/// - Offline: the value stays, failures are reported (`saveError`, `loadError`), and the
+///   newest pending value is written, with the same conflict check, once the cluster answers.
+///   `saveError` keeps the failure until the next save succeeds.
+public struct EtcdKey<Value: Sendable>: SharedKey, AtomicSharedKey {
+  /// The key's identity: the cluster and the key.
+  public struct ID: Hashable, Sendable {
+    let cluster: ObjectIdentifier
+    let key: String
+  }
+
+  /// The etcd key.
+  public let key: String
+  /// The cluster the value lives in.
+  public let cluster: EtcdCluster
+  /// The lease's time to live, if the value vanishes with its writer.
+  public let lease: Duration?
+  /// Whether saves check for newer data first.
+  public let writePolicy: EtcdWritePolicy
+  let store: EtcdKeyStore<Value>
+
+  init(
+    key: String, cluster: EtcdCluster, lease: Duration?, writePolicy: EtcdWritePolicy,
+    decode: @escaping @Sendable (Data) throws -> Value,
+    encode: @escaping @Sendable (Value) throws -> Data
+  ) {
+    self.key = key
+    self.cluster = cluster
+    self.lease = lease
+    self.writePolicy = writePolicy
+    store = EtcdKeyStore(
+      cluster: cluster, name: key, decode: decode, encode: encode, lease: lease,
+      lastWriterWins: writePolicy == .lastWriterWins)
+  }
+
+  /// The cluster and the key.
+  public var id: ID { ID(cluster: ObjectIdentifier(cluster), key: key) }
+
+  /// Reads the key (linearizable); a missing key is the initial value.
+  public func load(context: LoadContext<Value>, continuation: LoadContinuation<Value>) {
+    Task { [store] in
+      do throws(EtcdError) {
+        let (_, keyValue) = try await store.read(publishing: false)
+        guard let keyValue else { return continuation.resumeReturningInitialValue() }
+        switch store.value(from: keyValue.value) {
+        case .success(let value): continuation.resume(returning: value)
+        case .failure(let error): continuation.resume(throwing: error)
+        }
+      } catch {
+        continuation.resume(throwing: error)
+      }
+    }
+  }
+
+  /// Watches the key from the last seen revision + 1 until the last holder goes away.
+  public func subscribe(
+    context: LoadContext<Value>, subscriber: SharedSubscriber<Value>
+  ) -> SharedSubscription {
+    store.start(subscriber: subscriber)
+    return SharedSubscription { [store] in store.stop() }
+  }
+
+  /// Writes `value` after the saves before it (compare-and-swap unless last-writer-wins).
+  public func save(_ value: Value, context: SaveContext, continuation: SaveContinuation) {
+    store.save(value, continuation: continuation)
+  }
+
+  /// Applies `transform` to the latest stored value with compare-and-swap, retried until it
+  /// applies (for up to 30 s of unavailability).
+  public func update(
+    _ transform: @escaping @Sendable (inout Value) throws -> Void, initialValue: Value,
+    continuation: UpdateContinuation<Value>
+  ) {
+    store.update(transform, initialValue: initialValue, continuation: continuation)
+  }
+}
+
+/// How an `.etcd` key's saves treat data written by others.
+public enum EtcdWritePolicy: Sendable, Hashable {
+  /// A save writes only over the version this process last saw; otherwise it fails with
+  /// ``EtcdError/conflict(key:)`` and the newer value is loaded. The default.
+  case compareAndSwap
+  /// A save overwrites whatever is stored.
+  case lastWriterWins
+}
+
+extension SharedReaderKey {
+  /// A `Codable` value stored as JSON at `key` in `cluster`.
+  ///
+  /// ```swift
+  /// @Shared(.etcd("/app/maintenance", in: cluster)) var maintenance = false
+  /// @Shared(.etcd("/presence/worker-1", in: cluster, lease: .seconds(10))) var alive = false
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - key: The etcd key.
+  ///   - cluster: The cluster.
+  ///   - lease: A time to live: the value vanishes when its writer dies (see ``EtcdKey``).
+  ///   - writePolicy: ``EtcdWritePolicy/compareAndSwap`` (default) or last-writer-wins.
+  ///   - decoder: Decodes stored bytes.
+  ///   - encoder: Encodes saves (default: JSON with sorted keys).
+  public static func etcd<Value: Codable & Sendable>(
+    _ key: String, in cluster: EtcdCluster, lease: Duration? = nil,
+    writePolicy: EtcdWritePolicy = .compareAndSwap, decoder: JSONDecoder = JSONDecoder(),
+    encoder: JSONEncoder = FileStorageKeyDefaults.encoder()
+  ) -> Self where Self == EtcdKey<Value> {
+    EtcdKey(
+      key: key, cluster: cluster, lease: lease, writePolicy: writePolicy,
+      decode: { try decoder.decode(Value.self, from: $0) }, encode: { try encoder.encode($0) })
+  }
+
+  /// A value stored at `key` in `cluster` in any format.
+  ///
+  /// ```swift
+  /// @Shared(.etcd("/app/motd", in: cluster, decode: { String(decoding: $0, as: UTF8.self) },
+  ///               encode: { Data($0.utf8) }))
+  /// var motd = ""
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - decode: Turns stored bytes into a value; a thrown error sets `loadError` and keeps
+  ///     the holders' value.
+  ///   - encode: Turns a value into bytes.
+  public static func etcd<Value: Sendable>(
+    _ key: String, in cluster: EtcdCluster, lease: Duration? = nil,
+    writePolicy: EtcdWritePolicy = .compareAndSwap,
+    decode: @escaping @Sendable (Data) throws -> Value,
+    encode: @escaping @Sendable (Value) throws -> Data
+  ) -> Self where Self == EtcdKey<Value> {
+    EtcdKey(
+      key: key, cluster: cluster, lease: lease, writePolicy: writePolicy, decode: decode,
+      encode: encode)
+  }
+}

@@ -1,0 +1,135 @@
+import Foundation
+import TestSupport
+import Testing
+import Tether
+import TetherEtcd
+
+/// A three-member cluster on loopback: members die, pause and come back mid-traffic.
+// Serialized: three members each, on two cores.
+@Suite(.enabled(if: etcdInstalled, "etcd is not installed"), .serialized)
+struct EtcdClusterTests {
+  /// The values a watcher saw after its initial one.
+  static func changes(_ recorder: Recorder<Int>) -> [Int] {
+    Array(recorder.all.drop { $0 == 0 })
+  }
+
+  @Test func writesContinueWhenTheLeaderIsKilledAndEveryWatcherSeesEveryRevisionOnce()
+    async throws
+  {
+    let etcd = try await EtcdServer.start(members: 3)
+    let key = uniqueKey()
+    let leader = try #require(await etcd.leader())
+    @Shared(.etcd(key, in: client(etcd))) var counter = 0
+    // Each watcher starts on a different member, so one of them is on the leader.
+    let watchers = (0..<3).map { first in
+      Shared(wrappedValue: 0, .etcd(key, in: client(etcd, endpoints: [first, (first + 1) % 3])))
+    }
+    let recorders = watchers.map { Recorder($0) }
+    try await waitUntil("loaded") { !$counter.isLoading && watchers.allSatisfy { !$0.isLoading } }
+    for step in 1...40 {
+      if step == 15 { etcd.kill(member: leader) }
+      try await $counter.update { $0 += 1 }
+    }
+    #expect(await etcd.stored(key) == "40")
+    for (index, watcher) in watchers.enumerated() where index != leader {
+      try await waitUntil("watcher \(index) at 40", timeout: .seconds(20)) {
+        watcher.wrappedValue == 40
+      }
+    }
+    // The watcher that started on the dead leader moved to its second endpoint.
+    try await waitUntil("the leader's watcher at 40", timeout: .seconds(20)) {
+      watchers[leader].wrappedValue == 40
+    }
+    for recorder in recorders { #expect(Self.changes(recorder) == Array(1...40)) }
+  }
+
+  @Test func aPausedMembersSilentWatchMovesToAnotherMemberWithoutLoss() async throws {
+    let etcd = try await EtcdServer.start(members: 3)
+    let key = uniqueKey()
+    let leader = try #require(await etcd.leader())
+    let paused = (leader + 1) % 3
+    let others = (0..<3).filter { $0 != paused }
+    @Shared(.etcd(key, in: client(etcd, endpoints: others))) var counter = 0
+    @Shared(.etcd(key, in: client(etcd, endpoints: [paused] + others))) var watcher = 0
+    let recorder = Recorder($watcher)
+    try await waitUntil("loaded") { !$counter.isLoading && !$watcher.isLoading }
+    etcd.pause(member: paused)
+    defer { etcd.resume(member: paused) }
+    for _ in 1...10 { try await $counter.update { $0 += 1 } }
+    // Silent for the check interval (1 s), then no answer within the timeout (2 s): moved.
+    try await waitUntil("the watcher at 10", timeout: .seconds(20)) { watcher == 10 }
+    // Every change arrives (in one burst after the move); the holder's publisher may show a
+    // burst's values coalesced, but never one twice or out of order.
+    let seen = Self.changes(recorder)
+    #expect(seen.last == 10)
+    #expect(seen == seen.sorted() && Set(seen).count == seen.count)
+  }
+
+  @Test func aWatcherWhoseRevisionWasCompactedRecoversTheCurrentValue() async throws {
+    let etcd = try await EtcdServer.start(members: 3)
+    let key = uniqueKey()
+    let leader = try #require(await etcd.leader())
+    let follower = (leader + 1) % 3
+    let others = (0..<3).filter { $0 != follower }
+    @Shared(.etcd(key, in: client(etcd, endpoints: others))) var counter = 0
+    // Only the follower: while it is paused this watcher cannot follow anything.
+    @Shared(.etcd(key, in: client(etcd, endpoints: [follower]))) var watcher = 0
+    try await waitUntil("loaded") { !$counter.isLoading && !$watcher.isLoading }
+    $counter.withLock { $0 = 1 }
+    try await waitUntil("the first change", timeout: .seconds(10)) { watcher == 1 }
+    // (A paused member, not a killed one: a request in flight to a killed process can crash
+    // the client in swift-corelibs-foundation's URLSession, "Transfer completed, but there's
+    // no response", swiftlang/swift-corelibs-foundation#5285.)
+    etcd.pause(member: follower)
+    defer { etcd.resume(member: follower) }
+    for _ in 1...5 { try await $counter.update { $0 += 1 } }
+    let header =
+      await etcd.post(etcd.members[leader], "/v3/kv/range", #"{"key":"AA=="}"#)?[
+        "header"] as? [String: Any]
+    let revision = try #require(header?["revision"] as? String)
+    let compacted = await etcd.post(
+      etcd.members[leader], "/v3/kv/compaction", #"{"revision":"\#(revision)"}"#)
+    #expect(compacted != nil)
+    try await waitUntil("the watch failing", timeout: .seconds(20)) { $watcher.loadError != nil }
+    etcd.resume(member: follower)
+    try await waitUntil("the current value", timeout: .seconds(30)) { watcher == 6 }
+    try await waitUntil("no error left", timeout: .seconds(10)) { $watcher.loadError == nil }
+  }
+
+  @Test func authWithAUserAndARole() async throws {
+    let etcd = try await EtcdServer.start()
+    let setup = [
+      ("/v3/auth/user/add", #"{"name":"root","password":"rootpw"}"#),
+      ("/v3/auth/user/grant", #"{"user":"root","role":"root"}"#),
+      ("/v3/auth/role/add", #"{"name":"app"}"#),
+      (
+        "/v3/auth/role/grant",
+        #"{"name":"app","perm":{"key":"\#(Data("/app/".utf8).base64EncodedString())","range_end":"\#(Data("/app0".utf8).base64EncodedString())","permType":"READWRITE"}}"#
+      ),
+      ("/v3/auth/user/add", #"{"name":"alice","password":"secret"}"#),
+      ("/v3/auth/user/grant", #"{"user":"alice","role":"app"}"#),
+      ("/v3/auth/enable", "{}"),
+    ]
+    for (path, body) in setup { #expect(await etcd.anyMember(path, body) != nil, "\(path)") }
+    let alice = client(etcd, username: "alice", password: "secret")
+    @Shared(.etcd("/app/flag", in: alice)) var flag = false
+    @Shared(.etcd("/app/flag", in: client(etcd, username: "alice", password: "secret")))
+    var elsewhere = false
+    try await waitUntil("loaded") { !$flag.isLoading && !$elsewhere.isLoading }
+    #expect($flag.loadError == nil)
+    $flag.withLock { $0 = true }
+    try await waitUntil("the watched change", timeout: .seconds(10)) { elsewhere }
+    // `update` writes its receipt beside the key: inside the role's range too.
+    #expect(
+      try await $elsewhere.update {
+        $0.toggle(); return $0
+      } == false)
+    try await waitUntil("the updated value", timeout: .seconds(10)) { !flag }
+
+    // Not tested here: a refusal (403) or a wrong password (400). The gateway sends its error
+    // answers with HTTP trailers (`Trailer: Grpc-Trailer-Content-Type`), and URLSession on
+    // Linux traps on them ("Transfer completed, but there's no response"), taking the test
+    // process down; see the module's documentation.
+    #expect(!"\(alice)".contains("secret"))
+  }
+}
