@@ -62,9 +62,12 @@ public final class EtcdCluster: Sendable, CustomStringConvertible {
     self.password = password
     self.timeout = timeout
     self.watchCheckInterval = watchCheckInterval
+    // Plain `http` members are reached over Tether's socket transport: the gateway's error
+    // answers carry HTTP trailers, and a member that dies closes connections mid-request,
+    // both of which make URLSession on Linux end the process.
     http = HTTPClient(
       baseURL: endpoints[0], timeout: timeout, maximumResponseSize: 64 << 20,
-      retryPolicy: .none)
+      retryPolicy: .none, plainHTTPOverSockets: true)
   }
 
   /// The endpoints and the user, never the password.

@@ -77,9 +77,7 @@ struct EtcdClusterTests {
     try await waitUntil("loaded") { !$counter.isLoading && !$watcher.isLoading }
     $counter.withLock { $0 = 1 }
     try await waitUntil("the first change", timeout: .seconds(10)) { watcher == 1 }
-    // (A paused member, not a killed one: a request in flight to a killed process can crash
-    // the client in swift-corelibs-foundation's URLSession, "Transfer completed, but there's
-    // no response", swiftlang/swift-corelibs-foundation#5285.)
+    // A paused member: its watch stays open and silent, which the watcher must notice.
     etcd.pause(member: follower)
     defer { etcd.resume(member: follower) }
     for _ in 1...5 { try await $counter.update { $0 += 1 } }
@@ -126,10 +124,24 @@ struct EtcdClusterTests {
       } == false)
     try await waitUntil("the updated value", timeout: .seconds(10)) { !flag }
 
-    // Not tested here: a refusal (403) or a wrong password (400). The gateway sends its error
-    // answers with HTTP trailers (`Trailer: Grpc-Trailer-Content-Type`), and URLSession on
-    // Linux traps on them ("Transfer completed, but there's no response"), taking the test
-    // process down; see the module's documentation.
+    // Refusals come with HTTP trailers (`Trailer: Grpc-Trailer-Content-Type`), on which
+    // URLSession on Linux traps; over the socket transport they are typed errors.
+    @Shared(.etcd("/other/flag", in: alice)) var outside = false
+    try await waitUntil("the refusal", timeout: .seconds(10)) { $outside.loadError != nil }
+    guard case .authenticationFailed(let refusal)? = $outside.loadError as? EtcdError else {
+      Issue.record("expected a permission error, got \(String(describing: $outside.loadError))")
+      return
+    }
+    #expect(refusal.contains("permission denied"))
+    let mallory = client(etcd, username: "alice", password: "wrong")
+    @Shared(.etcd("/app/flag", in: mallory)) var denied = false
+    try await waitUntil("the wrong password", timeout: .seconds(10)) { $denied.loadError != nil }
+    guard case .authenticationFailed(let message)? = $denied.loadError as? EtcdError else {
+      Issue.record("expected an authentication error, got \(String(describing: $denied.loadError))")
+      return
+    }
+    #expect(message.contains("authentication failed"))
     #expect(!"\(alice)".contains("secret"))
+    #expect(!"\($denied.loadError!)".contains("wrong"))
   }
 }
