@@ -94,6 +94,42 @@ struct EtcdClusterTests {
     try await waitUntil("no error left", timeout: .seconds(10)) { $watcher.loadError == nil }
   }
 
+  @Test func offlineChangesAreKeptReportedAndTheNewestIsWrittenOnceTheClusterIsBack()
+    async throws
+  {
+    let etcd = try await EtcdServer.start()
+    let key = uniqueKey()
+    @Shared(.etcd(key, in: client(etcd))) var counter = 0
+    try await waitUntil("loaded") { !$counter.isLoading }
+    $counter.withLock { $0 = 1 }
+    try await waitUntil("the first save", timeout: .seconds(10)) { await etcd.stored(key) == "1" }
+
+    etcd.kill(member: 0)
+    $counter.withLock { $0 = 2 }
+    try await waitUntil("the failed save reported", timeout: .seconds(10)) {
+      $counter.saveError != nil
+    }
+    guard case .unavailable? = $counter.saveError as? EtcdError else {
+      Issue.record("expected unavailable, got \(String(describing: $counter.saveError))")
+      return
+    }
+    $counter.withLock { $0 = 3 }
+    #expect(counter == 3, "the holder keeps its value while the cluster is away")
+
+    try await etcd.restart(member: 0)
+    try await waitUntil("the newest value written", timeout: .seconds(30)) {
+      await etcd.stored(key) == "3"
+    }
+    // Another machine loads what was written; nothing older came back.
+    @Shared(.etcd(key, in: client(etcd))) var elsewhere = 0
+    try await waitUntil("loaded elsewhere", timeout: .seconds(10)) { elsewhere == 3 }
+    #expect(counter == 3)
+    $counter.withLock { $0 = 4 }
+    try await waitUntil("a save that lands clears the error", timeout: .seconds(10)) {
+      $counter.saveError == nil && elsewhere == 4
+    }
+  }
+
   @Test func authWithAUserAndARole() async throws {
     let etcd = try await EtcdServer.start()
     let setup = [
