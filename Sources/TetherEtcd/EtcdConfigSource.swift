@@ -2,7 +2,7 @@ import Foundation
 import Streams
 import TetherRemoteConfig
 
-/// A ``RemoteConfig`` source that reads every key under a prefix of an etcd cluster, and is
+/// A `RemoteConfig` source that reads every key under a prefix of an etcd cluster, and is
 /// told of each committed change by a watch (no polling).
 ///
 /// ```swift
@@ -32,7 +32,7 @@ public struct EtcdConfigSource: RemoteConfigSource {
 
   /// Reads every key under the prefix.
   ///
-  /// - Throws: ``RemoteConfigError/connectionFailed(_:)`` with the etcd error when no
+  /// - Throws: `RemoteConfigError.connectionFailed` with the etcd error when no
   ///   endpoint answers.
   public func fetch(_ request: ConfigFetchRequest) async throws -> ConfigFetchResult {
     let key = Data(prefix.utf8)

@@ -18,7 +18,9 @@ import Tether
       plainHTTPOverSockets: true)
   }
 
-  private func get(_ client: HTTPClient, _ path: String) async throws(HTTPError)
+  private func get(
+    _ client: HTTPClient, _ path: String
+  ) async throws(HTTPError)
     -> HTTPResponseMessage
   {
     try await client.response(
@@ -137,7 +139,8 @@ import Tether
     let server = try TestHTTPServer()
     let api = client(server, limit: 4_096)
     for fault in [
-      HTTPFault.oversizedBody(byteCount: 100_000), .oversizedBody(byteCount: 100_000, chunked: true),
+      HTTPFault.oversizedBody(byteCount: 100_000),
+      .oversizedBody(byteCount: 100_000, chunked: true),
       .endlessBody,
     ] {
       server.inject(fault, at: "/big")
@@ -273,7 +276,8 @@ import Tether
     _ = try parser.feed(Array("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n".utf8))
     #expect(parser.keepAlive)
     parser = HTTP1ResponseParser()
-    _ = try parser.feed(Array("HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n".utf8))
+    _ = try parser.feed(
+      Array("HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n".utf8))
     #expect(!parser.keepAlive)
     parser = HTTP1ResponseParser()
     _ = try parser.feed(Array("HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n".utf8))

@@ -147,6 +147,10 @@ extension SharedReaderKey {
   /// ```
   ///
   /// - Parameters:
+  ///   - key: The etcd key.
+  ///   - cluster: The cluster.
+  ///   - lease: A time to live: the value vanishes when its writer dies (see ``EtcdKey``).
+  ///   - writePolicy: ``EtcdWritePolicy/compareAndSwap`` (default) or last-writer-wins.
   ///   - decode: Turns stored bytes into a value; a thrown error sets `loadError` and keeps
   ///     the holders' value.
   ///   - encode: Turns a value into bytes.

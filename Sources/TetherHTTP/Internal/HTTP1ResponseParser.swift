@@ -75,7 +75,8 @@ struct HTTP1ResponseParser {
     while index != bytes.endIndex {
       switch stage {
       case .fixed(let remaining):
-        let end = bytes.index(index, offsetBy: remaining, limitedBy: bytes.endIndex) ?? bytes.endIndex
+        let end =
+          bytes.index(index, offsetBy: remaining, limitedBy: bytes.endIndex) ?? bytes.endIndex
         let piece = Data(bytes[index..<end])
         index = end
         received += piece.count
@@ -88,7 +89,8 @@ struct HTTP1ResponseParser {
           stage = .fixed(remaining: left)
         }
       case .chunkData(let remaining):
-        let end = bytes.index(index, offsetBy: remaining, limitedBy: bytes.endIndex) ?? bytes.endIndex
+        let end =
+          bytes.index(index, offsetBy: remaining, limitedBy: bytes.endIndex) ?? bytes.endIndex
         let piece = Data(bytes[index..<end])
         index = end
         received += piece.count
@@ -254,7 +256,8 @@ struct HTTP1ResponseParser {
     }
     if let lengthText = headers["content-length"] {
       // "5, 5" (a repeated header) is one length; "5, 6" is an attack or a broken proxy.
-      let values = Set(lengthText.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+      let values = Set(
+        lengthText.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
       guard values.count == 1, let only = values.first, !only.isEmpty, only.utf8.count <= 18,
         only.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let length = Int(only)
       else {

@@ -406,7 +406,8 @@ final class SocketTransport: Sendable {
     head += "Host: \(host)\(port == 80 ? "" : ":\(port)")\r\n"
     let body = request.httpBody ?? Data()
     var fields = request.allHTTPHeaderFields ?? [:]
-    for name in fields.keys where ["host", "content-length", "transfer-encoding", "connection"]
+    for name in fields.keys
+    where ["host", "content-length", "transfer-encoding", "connection"]
       .contains(name.lowercased())
     {
       fields[name] = nil
