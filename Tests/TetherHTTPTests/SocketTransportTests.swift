@@ -196,6 +196,28 @@ import Tether
     #expect(try await get(api, "/a").status == 200)
   }
 
+  @Test func onAReusedConnectionThatDiesOnlyIdempotentRequestsAreSentAgain() async throws {
+    let server = try TestHTTPServer()
+    server.setDocument("{}", at: "/a")
+    server.setHandler(at: "/post") { _ in HTTPResponse(status: 200, body: "posted") }
+    let api = client(server)
+    #expect(try await get(api, "/a").status == 200)  // leaves a kept-alive connection
+    // The server reads the next request on it and closes without answering.
+    server.inject(.closeWithoutResponse, at: "/a")
+    #expect(try await get(api, "/a").status == 200, "a GET is sent again on a new connection")
+    #expect(server.requestCount(at: "/a") == 3)
+
+    server.inject(.closeWithoutResponse, at: "/post")
+    await #expect {
+      try await api.response(for: HTTPRequest(method: .post, url: server.url(for: "/post")))
+    } throws: { error in
+      // The server may have acted on it: the caller decides, nothing is sent twice.
+      guard case .truncated(_, nil, 0) = error as? HTTPError else { return false }
+      return true
+    }
+    #expect(server.requestCount(at: "/post") == 1)
+  }
+
   @Test func streamsHandEachEventOverAsItArrivesAndCancellingClosesThem() async throws {
     let server = try TestHTTPServer()
     let stream = HTTPStream.serverSentEvents()

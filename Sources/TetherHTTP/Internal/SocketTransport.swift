@@ -154,8 +154,12 @@ final class SocketTransport: Sendable {
     }
     let timedOut = HTTPError.timedOut(url: redacted, after: timeout ?? 0)
 
-    // A kept-alive connection first; if the server had closed it, a fresh one (the request
-    // never reached the server when nothing at all came back on a reused connection).
+    // A kept-alive connection first. When nothing at all comes back on it, the server most
+    // likely closed it while idle: an idempotent request is sent again on a fresh connection;
+    // any other is an error (RFC 9110 §9.2.2: it may have been processed), which callers such
+    // as the etcd keys resolve themselves.
+    let idempotent = ["GET", "HEAD", "PUT", "DELETE", "OPTIONS", "TRACE"].contains(
+      request.httpMethod ?? "GET")
     var reused = takeIdle(server)
     while true {
       let descriptor: Int32
@@ -190,7 +194,7 @@ final class SocketTransport: Sendable {
         close(descriptor)
         if control.isCancelled { return .failure(.cancelled) }
         switch failure {
-        case .nothingReceived where reused != nil:
+        case .nothingReceived where reused != nil && idempotent:
           reused = nil
           continue
         case .nothingReceived:
