@@ -25,6 +25,11 @@ import Tether
 ///   never from `https` to `http`.
 /// - Retries follow `retryPolicy` (idempotent requests only); `interceptors` run around
 ///   each attempt.
+/// - Transport: `https` goes through URLSession. Plain `http` goes over Tether's own
+///   HTTP/1.1 connections (kept alive and reused; no compression is negotiated; streams do
+///   not follow redirects), because on Linux URLSession ends the process on some answers
+///   (trailers, a connection closed before any answer). With `http_proxy` or `all_proxy` set
+///   in the environment, `http` goes through URLSession too.
 ///
 /// A client is `Sendable`: share one per server. Its connections close when it is released.
 public final class HTTPClient: Sendable {
@@ -70,15 +75,16 @@ public final class HTTPClient: Sendable {
     self.init(
       baseURL: baseURL, headers: headers, sensitiveHeaders: sensitiveHeaders, timeout: timeout,
       maximumResponseSize: maximumResponseSize, maximumRedirects: maximumRedirects,
-      retryPolicy: retryPolicy, interceptors: interceptors, plainHTTPOverSockets: false)
+      retryPolicy: retryPolicy, interceptors: interceptors, plainHTTPOverSockets: true)
   }
 
-  /// Creates a client whose `http` requests bypass URLSession (for Tether's own modules).
+  /// Creates a client, choosing the transport of plain `http` (tests compare the two).
   ///
-  /// With `plainHTTPOverSockets`, plain `http` goes over Tether's own HTTP/1.1 socket
-  /// transport: no redirects are followed, nothing is decompressed, no proxy is used, and no
-  /// answer a server sends can end the process (on Linux, URLSession traps on responses with
-  /// trailers and on connections closed before any answer). `https` uses URLSession either way.
+  /// With `plainHTTPOverSockets` (what the public initializer chooses), plain `http` goes over
+  /// Tether's own HTTP/1.1 socket transport: redirects follow the same rules, nothing is
+  /// decompressed (none is asked for), and no answer a server sends can end the process (on
+  /// Linux, URLSession traps on responses with trailers and on connections closed before any
+  /// answer). With a proxy in the environment, and for `https` always, URLSession is used.
   package init(
     baseURL: URL, headers: [String: String] = [:], sensitiveHeaders: Set<String> = [],
     timeout: Duration = .seconds(30), maximumResponseSize: Int = 8 << 20,

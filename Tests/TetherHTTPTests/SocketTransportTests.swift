@@ -196,6 +196,21 @@ import Tether
     #expect(try await get(api, "/a").status == 200)
   }
 
+  @Test func aSeeOtherAfterAPostContinuesWithAGet() async throws {
+    let server = try TestHTTPServer()
+    server.inject(.status(303, headers: ["Location": "/result"]), at: "/form")
+    server.setDocument("done", at: "/result")
+    let response = try await client(server).response(
+      for: HTTPRequest(
+        method: .post, url: server.url(for: "/form"),
+        headers: ["Content-Type": "application/json"], body: Data("{}".utf8)))
+    #expect(response.status == 200)
+    #expect(response.body == Data("done".utf8))
+    let followed = try #require(server.requests(at: "/result").first)
+    #expect(followed.method == "GET")
+    #expect(followed.header("Content-Type") == nil)
+  }
+
   @Test func onAReusedConnectionThatDiesOnlyIdempotentRequestsAreSentAgain() async throws {
     let server = try TestHTTPServer()
     server.setDocument("{}", at: "/a")

@@ -30,11 +30,14 @@ func json(_ value: some Encodable) -> String {
 enum Probe {
   /// The request's outcome (`tooLarge`, or a description) and how much the probe's peak
   /// resident memory grew above its baseline, in bytes.
-  static func run(_ url: URL, limit: Int) async throws -> (outcome: String, growth: Int) {
+  static func run(
+    _ url: URL, limit: Int, overSockets: Bool = true
+  ) async throws -> (outcome: String, growth: Int) {
     let executable = try ChildProcess.locateExecutable().deletingLastPathComponent()
       .appendingPathComponent("tether-http-probe")
     let child = try ChildProcess(
-      [url.absoluteString, String(limit)], executableURL: executable)
+      [url.absoluteString, String(limit), overSockets ? "sockets" : "urlsession"],
+      executableURL: executable)
     let baseline = try await child.waitForLine(containing: "baseline ")
     let outcome = try await child.waitForLine(containing: "outcome ", timeout: .seconds(60))
     let peak = try await child.waitForLine(containing: "peak ")

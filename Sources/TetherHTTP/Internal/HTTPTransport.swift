@@ -55,16 +55,27 @@ final class HTTPTransport: NSObject, URLSessionDataDelegate, @unchecked Sendable
   /// `SocketTransport`); `nil`: URLSession carries everything.
   private let sockets: SocketTransport?
 
+  /// Whether the environment names a proxy for plain `http` (URLSession, through libcurl,
+  /// honours `http_proxy` and `all_proxy`; the socket transport does not speak to proxies).
+  static let proxyConfigured: Bool = {
+    let environment = ProcessInfo.processInfo.environment
+    return ["http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"].contains {
+      !(environment[$0] ?? "").isEmpty
+    }
+  }()
+
   /// Headers that are never sent to another origin, whatever the caller marks.
   static let credentialHeaders: Set<String> = ["authorization", "cookie", "proxy-authorization"]
 
   /// Creates a transport.
   ///
   /// - Parameter plainHTTPOverSockets: Whether `http` requests bypass URLSession for
-  ///   `SocketTransport` (no redirects, no compression, no proxies; nothing a server sends can
-  ///   end the process). `https` always uses URLSession.
+  ///   `SocketTransport` (redirects followed by the same rules, nothing decompressed, no
+  ///   proxy; nothing a server sends can end the process). Ignored when a proxy is set in the
+  ///   environment (`http_proxy`, `all_proxy`): URLSession honours it. `https` always uses
+  ///   URLSession.
   init(plainHTTPOverSockets: Bool = false) {
-    sockets = plainHTTPOverSockets ? SocketTransport() : nil
+    sockets = plainHTTPOverSockets && !Self.proxyConfigured ? SocketTransport() : nil
     super.init()
     let configuration = URLSessionConfiguration.ephemeral
     // Conditional requests are ours to make; a URL cache would answer them itself.
@@ -94,7 +105,9 @@ final class HTTPTransport: NSObject, URLSessionDataDelegate, @unchecked Sendable
     maximumRedirects: Int
   ) async throws -> RawHTTPResponse {
     if let sockets, request.url?.scheme?.lowercased() == "http" {
-      return try await sockets.perform(request, limit: limit, timeout: timeout)
+      return try await performOverSockets(
+        request, sockets: sockets, limit: limit, timeout: timeout,
+        sensitiveHeaders: sensitiveHeaders, maximumRedirects: maximumRedirects)
     }
     let taskBox = Lock<URLSessionDataTask?>(nil)
     let url = request.url!
@@ -124,6 +137,56 @@ final class HTTPTransport: NSObject, URLSessionDataDelegate, @unchecked Sendable
       if let task = taskBox.withLock({ $0 }) {
         finish(task.taskIdentifier, .failure(CancellationError()))
         task.cancel()
+      }
+    }
+  }
+
+  /// `perform` for a plain `http` request: the socket transport, with the redirect rules
+  /// applied here (URLSession applies them through its delegate). A redirect to `https`
+  /// continues on URLSession. One deadline covers the whole chain.
+  private func performOverSockets(
+    _ request: URLRequest, sockets: SocketTransport, limit: Int, timeout: Double,
+    sensitiveHeaders: Set<String>, maximumRedirects: Int
+  ) async throws -> RawHTTPResponse {
+    let original = request.url!
+    let started = ContinuousClock.now
+    var current = request
+    var redirects = 0
+    while true {
+      let elapsed = (ContinuousClock.now - started).seconds
+      let response = try await sockets.perform(
+        current, limit: limit, timeout: max(0.001, timeout - elapsed))
+      guard [301, 302, 303, 307, 308].contains(response.status),
+        let location = response.headers["location"]
+      else { return response }
+      redirects += 1
+      let target = URL(string: location, relativeTo: current.url)?.absoluteURL
+      let headerNames = Array((current.allHTTPHeaderFields ?? [:]).keys)
+      switch RedirectRule.decide(
+        original: original, previous: current.url!, target: target, redirects: redirects,
+        maximumRedirects: maximumRedirects, headerNames: headerNames,
+        sensitiveHeaders: sensitiveHeaders)
+      {
+      case .refuse(let error):
+        throw error
+      case .follow(let stripped):
+        var next = current
+        next.url = target
+        for name in stripped { next.setValue(nil, forHTTPHeaderField: name) }
+        // As browsers and URLSession do: 303, and 301/302 after a POST, continue with a GET.
+        if response.status == 303 || (response.status <= 302 && current.httpMethod == "POST") {
+          next.httpMethod = "GET"
+          next.httpBody = nil
+          next.setValue(nil, forHTTPHeaderField: "Content-Type")
+        }
+        guard next.url?.scheme?.lowercased() == "http" else {
+          return try await perform(
+            next, limit: limit,
+            timeout: max(0.001, timeout - (ContinuousClock.now - started).seconds),
+            sensitiveHeaders: sensitiveHeaders,
+            maximumRedirects: max(0, maximumRedirects - redirects))
+        }
+        current = next
       }
     }
   }

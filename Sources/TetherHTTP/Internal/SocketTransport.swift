@@ -73,6 +73,7 @@ final class SocketTransport: Sendable {
             case .head(let code, let fields):
               status = code
               headers = fields
+              try Self.checkCoding(fields, of: request)
               if let length = fields["content-length"].flatMap(Int.init), length > limit {
                 throw .tooLarge(url: HTTPError.redacted(url), limit: limit)
               }
@@ -116,7 +117,9 @@ final class SocketTransport: Sendable {
         event throws(HTTPError) in
         guard !control.isCancelled else { throw .cancelled }
         switch event {
-        case .head(let status, let headers): handler(.head(status: status, headers: headers))
+        case .head(let status, let headers):
+          try Self.checkCoding(headers, of: request)
+          handler(.head(status: status, headers: headers))
         case .body(let piece): if !piece.isEmpty { handler(.chunk(piece)) }
         case .end: break
         }
@@ -130,6 +133,21 @@ final class SocketTransport: Sendable {
     thread.name = "Tether HTTP stream"
     thread.start()
     return { control.cancel() }
+  }
+
+  /// Refuses a body compressed although only `identity` was accepted (the transport asks for
+  /// it unless the caller set `Accept-Encoding` and so decodes bodies itself): nothing is ever
+  /// inflated here, and such a body is not what the caller can read.
+  private static func checkCoding(
+    _ headers: [String: String], of request: URLRequest
+  ) throws(HTTPError) {
+    guard request.value(forHTTPHeaderField: "Accept-Encoding") == nil,
+      let coding = headers["content-encoding"]?.lowercased(), !coding.isEmpty,
+      coding != "identity"
+    else { return }
+    throw .undecodable(
+      url: HTTPError.redacted(request.url!), path: "",
+      reason: "the server sent a \(coding)-encoded body although only identity was accepted")
   }
 
   // MARK: - One exchange
@@ -418,6 +436,10 @@ final class SocketTransport: Sendable {
     }
     if !fields.keys.contains(where: { $0.lowercased() == "user-agent" }) {
       fields["User-Agent"] = "Tether"
+    }
+    // Nothing is decompressed here: say so (without the header, any coding would be fair).
+    if !fields.keys.contains(where: { $0.lowercased() == "accept-encoding" }) {
+      fields["Accept-Encoding"] = "identity"
     }
     for (name, value) in fields.sorted(by: { $0.key < $1.key }) {
       guard !name.isEmpty, !name.utf8.contains(where: { $0 <= 0x20 || $0 == 0x3A || $0 >= 0x7F }),
