@@ -83,7 +83,13 @@ import TetherRemoteConfig
     let config = fixture.config
     fixture.server.injectPersistently(.status(status), at: Fixture.path)
     config.startPolling(every: .milliseconds(20))
-    try await waitUntil("polling to stop") { !config.isPolling }
+    do {
+      try await waitUntil("polling to stop") { !config.isPolling }
+    } catch {
+      let lastError = String(describing: config.lastError)
+      Issue.record("still polling after \(fixture.requestCount) requests; last: \(lastError)")
+      throw error
+    }
     #expect(fixture.requestCount == 1)
     #expect(config.lastFetchStatus == .failure)
     guard case .unauthorized(status)? = config.lastError else {
