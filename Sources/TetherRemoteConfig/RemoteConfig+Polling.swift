@@ -18,19 +18,25 @@ extension RemoteConfig {
   public func startPolling(every interval: Duration) {
     let seconds = max(
       0.001, Double(interval.components.seconds) + Double(interval.components.attoseconds) / 1e18)
-    let task = Task { [weak self] in
-      while !Task.isCancelled {
-        guard let delay = await self?.pollOnce(interval: seconds) else { return }
-        do {
-          try await Task.sleep(for: .seconds(delay))
-        } catch {
-          return
+    // The task is recorded under the lock it needs before its first poll can end it: a poll
+    // answered 401 within microseconds must not find the polling not yet recorded, and then be
+    // recorded as running for good.
+    let previous = state.withLock { state -> Task<Void, Never>? in
+      let previous = state.polling
+      state.pollingGeneration += 1
+      let generation = state.pollingGeneration
+      state.polling = Task { [weak self] in
+        while !Task.isCancelled {
+          guard let delay = await self?.pollOnce(interval: seconds, generation: generation)
+          else { return }
+          do {
+            try await Task.sleep(for: .seconds(delay))
+          } catch {
+            return
+          }
         }
       }
-    }
-    let previous = state.withLock { state in
-      defer { state.polling = task }
-      return state.polling
+      return previous
     }
     previous?.cancel()
   }
@@ -55,12 +61,13 @@ extension RemoteConfig {
   }
 
   /// One poll: fetch and activate. Returns the wait before the next poll, or `nil` to stop.
-  private func pollOnce(interval: Double) async -> Double? {
+  private func pollOnce(interval: Double, generation: Int) async -> Double? {
     let result = await fetch(ignoringInterval: true)
     if case .success = result { await activate() }
     return state.withLock { state -> Double? in
       if case .failure(.unauthorized) = result {
-        state.polling = nil
+        // Only this loop's polling: a newer `startPolling` keeps running.
+        if state.pollingGeneration == generation { state.polling = nil }
         return nil
       }
       if Task.isCancelled { return nil }

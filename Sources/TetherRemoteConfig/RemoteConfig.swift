@@ -56,6 +56,8 @@ public final class RemoteConfig: Sendable {
     var retryNotBefore: Date?
     var consecutiveFailures = 0
     var polling: Task<Void, Never>?
+    /// Counts `startPolling` calls: a poll loop only ends the polling it belongs to.
+    var pollingGeneration = 0
 
     var observers: [Int: ConfigObserver] = [:]
     var nextObserverID = 0

@@ -77,6 +77,19 @@ import TetherRemoteConfig
     try await waitUntil("recovery") { config[.maxItems] == 1 }
   }
 
+  @Test func aRefusalAnsweredAtOnceStillStopsPollingEveryTime() async throws {
+    // The first poll may end before `startPolling` returns: it must still stop the polling
+    // (it once left `isPolling` true for good, about one run in five under TSan).
+    let fixture = try await Fixture(document(["max_items": "1"]))
+    let config = fixture.config
+    fixture.server.injectPersistently(.status(401), at: Fixture.path)
+    for round in 1...300 {
+      config.startPolling(every: .milliseconds(20))
+      try await waitUntil("polling to stop, round \(round)") { !config.isPolling }
+    }
+    #expect(fixture.requestCount >= 300)
+  }
+
   @Test(arguments: [401, 403])
   func unauthorizedStopsPolling(status: Int) async throws {
     let fixture = try await Fixture(document(["max_items": "1"]))
