@@ -1,4 +1,5 @@
 import Foundation
+import Tether
 import TetherHTTP
 
 /// An etcd cluster reached through its v3 JSON gateway: the endpoints, the credentials and the
@@ -35,7 +36,7 @@ public final class EtcdCluster: Sendable, CustomStringConvertible {
 
   private let password: String?
   let http: HTTPClient
-  private let state = Locked(State())
+  private let state = Lock(State())
 
   private struct State {
     var preferred = 0

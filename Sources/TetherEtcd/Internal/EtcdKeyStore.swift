@@ -47,7 +47,7 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
     /// value may already be newer).
     var inFlight: Data?
   }
-  private let state = Locked(State())
+  private let state = Lock(State())
 
   init(
     cluster: EtcdCluster, name: String, decode: @escaping @Sendable (Data) throws -> Value,

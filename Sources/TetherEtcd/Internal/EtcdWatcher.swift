@@ -1,4 +1,5 @@
 import Foundation
+import Tether
 import TetherHTTP
 
 /// A watch on a key (or a range of keys) that never misses or repeats a change.
@@ -192,9 +193,9 @@ final class EtcdWatcher: Sendable {
 
 /// A lock-protected value that closures and tasks can share.
 final class Cell<Value: Sendable>: Sendable {
-  private let state: Locked<Value>
+  private let state: Lock<Value>
 
-  init(_ value: Value) { state = Locked(value) }
+  init(_ value: Value) { state = Lock(value) }
 
   func withLock<Result: Sendable>(_ body: (inout Value) -> Result) -> Result {
     state.withLock { value in

@@ -75,13 +75,7 @@ struct HTTP1ResponseParser {
     while index != bytes.endIndex {
       switch stage {
       case .fixed(let remaining):
-        let end =
-          bytes.index(index, offsetBy: remaining, limitedBy: bytes.endIndex) ?? bytes.endIndex
-        let piece = Data(bytes[index..<end])
-        index = end
-        received += piece.count
-        events.append(.body(piece))
-        let left = remaining - piece.count
+        let left = takeBody(bytes, from: &index, upTo: remaining, into: &events)
         if left == 0 {
           stage = .done
           events.append(.end)
@@ -89,13 +83,7 @@ struct HTTP1ResponseParser {
           stage = .fixed(remaining: left)
         }
       case .chunkData(let remaining):
-        let end =
-          bytes.index(index, offsetBy: remaining, limitedBy: bytes.endIndex) ?? bytes.endIndex
-        let piece = Data(bytes[index..<end])
-        index = end
-        received += piece.count
-        events.append(.body(piece))
-        let left = remaining - piece.count
+        let left = takeBody(bytes, from: &index, upTo: remaining, into: &events)
         stage = left == 0 ? .chunkDataEnd : .chunkData(remaining: left)
       case .untilClose:
         let piece = Data(bytes[index...])
@@ -119,6 +107,20 @@ struct HTTP1ResponseParser {
       }
     }
     return events
+  }
+
+  /// Takes up to `remaining` body bytes from `index` on as one `body` event; returns how many
+  /// are still to come.
+  private mutating func takeBody<Bytes: Collection<UInt8>>(
+    _ bytes: Bytes, from index: inout Bytes.Index, upTo remaining: Int,
+    into events: inout [Event]
+  ) -> Int {
+    let end = bytes.index(index, offsetBy: remaining, limitedBy: bytes.endIndex) ?? bytes.endIndex
+    let piece = Data(bytes[index..<end])
+    index = end
+    received += piece.count
+    events.append(.body(piece))
+    return remaining - piece.count
   }
 
   /// The connection ended: completes a body read until the end, or fails when the response
