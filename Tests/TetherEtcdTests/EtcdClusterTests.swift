@@ -130,8 +130,8 @@ struct EtcdClusterTests {
     }
   }
 
-  @Test func authWithAUserAndARole() async throws {
-    let etcd = try await EtcdServer.start()
+  /// Enables auth with `root` and `alice`, whose role may read and write keys under `/app/`.
+  private func enableAuth(_ etcd: EtcdServer) async {
     let setup = [
       ("/v3/auth/user/add", #"{"name":"root","password":"rootpw"}"#),
       ("/v3/auth/user/grant", #"{"user":"root","role":"root"}"#),
@@ -145,6 +145,37 @@ struct EtcdClusterTests {
       ("/v3/auth/enable", "{}"),
     ]
     for (path, body) in setup { #expect(await etcd.anyMember(path, body) != nil, "\(path)") }
+  }
+
+  @Test func anInvalidatedTokenIsReplacedAndTheWriteRepeated() async throws {
+    let etcd = try await EtcdServer.start()
+    await enableAuth(etcd)
+    @Shared(.etcd("/app/counter", in: client(etcd, username: "alice", password: "secret")))
+    var counter = 0
+    @Shared(.etcd("/app/counter", in: client(etcd, username: "alice", password: "secret")))
+    var elsewhere = 0
+    try await waitUntil("loaded") { !$counter.isLoading && !$elsewhere.isLoading }
+    $counter.withLock { $0 = 1 }
+    try await waitUntil("the first save", timeout: .seconds(10)) { elsewhere == 1 }
+
+    // Setting alice's password (to the same one) invalidates every token she holds, as an
+    // expired token would be: the next request is refused with "invalid auth token".
+    let root = await etcd.post(
+      etcd.members[0], "/v3/auth/authenticate", #"{"name":"root","password":"rootpw"}"#)
+    let token = try #require(root?["token"] as? String)
+    let changed = await etcd.post(
+      etcd.members[0], "/v3/auth/user/changepw", #"{"name":"alice","password":"secret"}"#,
+      token: token)
+    #expect(changed != nil)
+
+    $counter.withLock { $0 = 2 }
+    try await waitUntil("the save after a new token", timeout: .seconds(10)) { elsewhere == 2 }
+    #expect($counter.saveError == nil)
+  }
+
+  @Test func authWithAUserAndARole() async throws {
+    let etcd = try await EtcdServer.start()
+    await enableAuth(etcd)
     let alice = client(etcd, username: "alice", password: "secret")
     @Shared(.etcd("/app/flag", in: alice)) var flag = false
     @Shared(.etcd("/app/flag", in: client(etcd, username: "alice", password: "secret")))

@@ -228,14 +228,18 @@ public final class EtcdServer: Sendable {
     return nil
   }
 
-  /// Sends `body` to `path` on `member` and returns the JSON answer, or `nil`.
-  public func post(_ member: Member, _ path: String, _ body: String) async -> [String: Any]? {
+  /// Sends `body` to `path` on `member` (with an auth `token`, if given) and returns the JSON
+  /// answer, or `nil`.
+  public func post(
+    _ member: Member, _ path: String, _ body: String, token: String? = nil
+  ) async -> [String: Any]? {
     guard let index = members.firstIndex(where: { $0.name == member.name }),
       isRunning(member: index), let client = try? LoopbackClient(port: member.clientPort)
     else { return nil }
     defer { client.close() }
     let request =
       "POST \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+      + (token.map { "Authorization: \($0)\r\n" } ?? "")
       + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)"
     guard (try? client.send(request)) != nil,
       let data = try? await client.readUntilClosed(timeout: .seconds(2)),
