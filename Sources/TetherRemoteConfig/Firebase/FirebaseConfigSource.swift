@@ -1,5 +1,6 @@
 import Foundation
 import Streams
+import Tether
 import TetherHTTP
 
 /// A config source that speaks Firebase Remote Config's wire protocol, so a Linux server or
@@ -76,7 +77,7 @@ public final class FirebaseConfigSource: CacheAttachedSource {
     var realtimeState = FirebaseRealtimeState.off
   }
 
-  let state: FirebaseLock<State>
+  let state: Lock<State>
   let installations: FirebaseInstallations
   let client: HTTPClient
   let realtimeSubject = CurrentValueSubject<FirebaseRealtimeState, Never>(.off)
@@ -108,7 +109,7 @@ public final class FirebaseConfigSource: CacheAttachedSource {
     self.realtime = realtime
     self.throttleBackoff = max(0.001, throttleBackoff)
     self.endpoints = endpoints
-    state = FirebaseLock(
+    state = Lock(
       State(customSignals: customSignals.filter { Self.problem(with: $0.value) == nil }))
     installations = FirebaseInstallations(
       apiKey: apiKey, projectID: projectID, appID: appID, root: endpoints.installations)
@@ -214,7 +215,7 @@ public final class FirebaseConfigSource: CacheAttachedSource {
     pendingAttach.withLock { $0 = set }
   }
 
-  let pendingAttach = FirebaseLock<Task<Void, Never>?>(nil)
+  let pendingAttach = Lock<Task<Void, Never>?>(nil)
 
   /// Starts the realtime connection when ``realtime`` is set.
   public func observeChanges(_ onChange: @escaping @Sendable () -> Void) -> AnyCancellable? {

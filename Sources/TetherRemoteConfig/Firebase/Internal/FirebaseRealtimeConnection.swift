@@ -1,4 +1,5 @@
 import Foundation
+import Tether
 import TetherHTTP
 
 /// The realtime stream of one ``FirebaseConfigSource``: `streamFetchInvalidations`, kept open
@@ -14,7 +15,7 @@ final class FirebaseRealtimeConnection: Sendable {
   private let source: FirebaseConfigSource
   private let settings: FirebaseRealtimeSettings
   private let onChange: @Sendable () -> Void
-  private let task = FirebaseLock<Task<Void, Never>?>(nil)
+  private let task = Lock<Task<Void, Never>?>(nil)
   private let client: HTTPClient
 
   init(
