@@ -108,6 +108,44 @@ import Testing
     }
   }
 
+  // An update runs on its caller's thread when nothing waits on the file's queue, inside
+  // `queue.sync`. One started from that queue (here from a key's `decode`, which a load runs
+  // there) must not: it would wait for itself forever. It runs after the load instead.
+  @Test(.timeLimit(.minutes(1))) func anUpdateStartedOnTheFilesQueueDoesNotWaitForItself()
+    async throws
+  {
+    let url = directory.file("count.json")
+    try Data("5".utf8).write(to: url)
+    let plain: FileStorageKey<Int> = .fileStorage(url)
+    let outcome = Lock<Result<Int, any Error>?>(nil)
+    let startedUpdate = Lock(false)
+    let loading: FileStorageKey<Int> = .fileStorage(
+      url,
+      decode: { data in
+        let first = startedUpdate.withLock { started in
+          defer { started = true }
+          return !started
+        }
+        if first {
+          plain.update(
+            { $0 += 1 }, initialValue: 0,
+            continuation: UpdateContinuation { result in outcome.withLock { $0 = result } })
+        }
+        return try JSONDecoder().decode(Int.self, from: data)
+      },
+      encode: { try JSONEncoder().encode($0) })
+    let loaded = Lock<Int?>(nil)
+    loading.load(
+      context: .initialValue(0),
+      continuation: LoadContinuation { result in
+        loaded.withLock { $0 = try? result.get() ?? 0 }
+      })
+    #expect(loaded.withLock { $0 } == 5, "the load read the file before the update")
+    try await waitUntil("the update finished") { outcome.withLock { $0 } != nil }
+    #expect(try outcome.withLock { $0 }?.get() == 6)
+    #expect(decodeFile(url, as: Int.self) == 6)
+  }
+
   // MARK: Across processes
 
   @Test(.heavy) func twoProcessesTimes500UpdatesEndExactlyAt1000() async throws {

@@ -108,6 +108,46 @@ import Testing
     try Data("1".utf8).write(to: url, options: .atomic)
     #expect(await log.wait(from: seen, for: { $0 == .replaced }))
   }
+  // Each backend reads on a thread of its own; one that goes away must stop it and close its
+  // inotify descriptor, or a process that makes watchers (tests do) leaks both. Other tests
+  // run meanwhile and may hold one backend of their own, hence the slack of one.
+  @Test func aBackendThatGoesAwayStopsItsThreadAndClosesItsDescriptor() async throws {
+    let before = (inotify: Self.openInotifyDescriptors(), threads: Self.watcherThreads())
+    let url = directory.file("watched.json")
+    for round in 0..<20 {
+      let backend = InotifyBackend()
+      let watcher = FileWatcher(backend: backend)
+      let log = EventLog<FileWatcher.Change>()
+      let watch = watcher.watch(url.path) { log.append($0) }
+      let seen = log.events.count
+      try Data("\(round)".utf8).write(to: url, options: .atomic)
+      #expect(await log.wait(from: seen, for: { $0 == .replaced }), "round \(round)")
+      watch.cancel()
+    }
+    try await waitUntil("the backends' threads stopped and closed their descriptors") {
+      Self.openInotifyDescriptors() <= before.inotify + 1
+        && Self.watcherThreads() <= before.threads + 1
+    }
+  }
+
+  /// How many inotify instances this process has open.
+  static func openInotifyDescriptors() -> Int {
+    let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+    return names.filter {
+      (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)"))
+        == "anon_inode:inotify"
+    }.count
+  }
+
+  /// How many of this process's threads are inotify readers (named `tether.file-watcher`,
+  /// which the kernel cuts to 15 characters).
+  static func watcherThreads() -> Int {
+    let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+    return tasks.filter {
+      let name = try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8)
+      return name?.hasPrefix("tether.file-wat") == true
+    }.count
+  }
   #endif
 
   /// Waits for the watch to settle: replaces the file until a write is reported as

@@ -7,7 +7,8 @@ import Synchronization
 /// There is one per path per process, whatever the key's value type, so every write to a
 /// file from this process goes through one serial queue, in the order saves arrive. All disk
 /// I/O (and the encoding before it) happens on that queue, never on a caller's thread,
-/// except `load`, which is synchronous by contract.
+/// except `load`, which is synchronous by contract, and an `update` of an idle file, which
+/// runs inside `queue.sync` on its caller's thread (see `update`).
 ///
 /// How it tells its own writes from others': after each write or read it records the file's
 /// identity (`FileStat`) and a fingerprint of its bytes; a watcher event that finds the same
@@ -90,6 +91,9 @@ final class FileStorage: Sendable {
     var nextSubscriberID: UInt64 = 0
     var watches: [FileWatcher.Watch] = []
     var refreshScheduled = false
+    /// The identity of the file this process is renaming into place, from just before the
+    /// rename until `disk` records it: the watcher may report the rename in between.
+    var renaming: FileStat?
     var writeCount = 0
     /// Whether holders were told that the system refused to watch the file.
     var reportedUnwatchable = false
@@ -105,6 +109,9 @@ final class FileStorage: Sendable {
   let path: String
   private let queue: DispatchQueue
   private let state = Lock(State())
+  /// How many jobs were handed to the queue and have not finished: zero means an update can
+  /// run at once on its caller's thread.
+  private let backlog = Atomic<Int>(0)
   private static let queueKey = DispatchSpecificKey<ObjectIdentifier>()
 
   private init(path: String) {
@@ -159,7 +166,7 @@ final class FileStorage: Sendable {
       return true
     }
     if needsScan {
-      storage.queue.async {
+      storage.async {
         FileSystem.removeAbandonedTemporaryFiles(
           in: directory, olderThan: abandonedTemporaryFileAge)
       }
@@ -376,7 +383,7 @@ final class FileStorage: Sendable {
   /// (`async` only enqueues: nothing is called out under the lock.)
   private func enqueue(_ job: PendingWrite, in state: inout State) {
     let job = Self.numbered(job, in: &state)
-    queue.async { self.perform(job) }
+    async { self.perform(job) }
   }
 
   /// Gives `job` the next ordinal and makes it the job in line.
@@ -408,10 +415,10 @@ final class FileStorage: Sendable {
   /// decode, so its bytes are never lost.
   private func perform(_ job: PendingWrite) {
     let base = job.base.map(resolve)
-    let outcome = withFileLock { () -> Result<Void, FileStorageKeyError>? in
+    let outcome = withFileLock { target -> Result<Void, FileStorageKeyError>? in
       let current = FileSystem.stat(path)
       if let base, isConflict(base: base, current: current, job: job) { return nil }
-      return write(job, current: current)
+      return write(job, current: current, target: target)
     }
     let leaves: Base
     switch outcome {
@@ -462,7 +469,7 @@ final class FileStorage: Sendable {
   /// Encodes and writes a job's value over whatever is there, moving undecodable bytes aside
   /// first. Runs on the queue, under the file's lock.
   private func write(
-    _ job: PendingWrite, current: FileStat?
+    _ job: PendingWrite, current: FileStat?, target: String
   ) -> Result<Void, FileStorageKeyError> {
     let known = state.withLock { $0.disk }
     var mayHoldUndecodableBytes = false
@@ -480,13 +487,20 @@ final class FileStorage: Sendable {
     } catch {
       return .failure(.encodingFailed(url: url, underlying: error))
     }
-    return writeBytes(data, permissions: job.options.permissions)
+    return writeBytes(data, to: target, permissions: job.options.permissions)
   }
 
   /// Writes `data` atomically and records it as the version on disk and in the holders.
-  private func writeBytes(_ data: Data, permissions: mode_t) -> Result<Void, FileStorageKeyError> {
+  /// Writes `data` atomically to `target`, the file's path with symbolic links resolved under
+  /// the file's lock (`withFileLock`), and records the new version.
+  private func writeBytes(
+    _ data: Data, to target: String, permissions: mode_t
+  ) -> Result<Void, FileStorageKeyError> {
     do throws(FileSystemError) {
-      let identity = try FileSystem.writeAtomically(data, to: path, permissions: permissions)
+      defer { state.withLock { $0.renaming = nil } }
+      let identity = try FileSystem.writeAtomically(
+        data, toResolved: target, permissions: permissions
+      ) { identity in state.withLock { $0.renaming = identity } }
       state.withLock { state in
         state.disk = .present(identity, Fingerprint(data))
         state.seen = state.disk
@@ -502,7 +516,13 @@ final class FileStorage: Sendable {
 
   /// Applies `transform` to the value stored in the file, atomically with respect to every
   /// writer of the file in any process, and writes the result; `completion` gets the stored
-  /// value. Returns at once; the work happens on the storage queue.
+  /// value.
+  ///
+  /// When nothing of this file is waiting on its queue, the update runs at once on the
+  /// calling thread (inside `queue.sync`, so the queue's jobs stay serial): the disk wait is
+  /// one write, and the thread hops to the queue and back would add about a tenth to it. It
+  /// runs on the queue instead, returning at once, when jobs are waiting there, when called
+  /// from the queue, and on the main thread, which never waits for the disk.
   ///
   /// Holding the file's lock from the read to the rename is what makes it atomic: every write
   /// of a file key, in every process, takes the same lock. A pending throttled save of this
@@ -516,9 +536,9 @@ final class FileStorage: Sendable {
     transform: @escaping @Sendable (inout Value) throws -> Void,
     completion: @escaping @Sendable (Result<Value, any Error>) -> Void
   ) {
-    queue.async {
+    let run: @Sendable () -> Void = {
       if let job = self.takePending() { self.perform(job) }
-      let outcome = self.withFileLock { () -> Result<Value, any Error> in
+      let outcome = self.withFileLock { target -> Result<Value, any Error> in
         let contents: (Data, FileStat)?
         do throws(FileSystemError) {
           contents = try FileSystem.read(self.path, maximumSize: options.maximumSize)
@@ -549,10 +569,17 @@ final class FileStorage: Sendable {
         } catch {
           return .failure(FileStorageKeyError.encodingFailed(url: self.url, underlying: error))
         }
-        return self.writeBytes(data, permissions: options.permissions)
+        return self.writeBytes(data, to: target, permissions: options.permissions)
           .map { value }.mapError { $0 as any Error }
       }
       completion(outcome.mapError { $0 as any Error }.flatMap { $0 })
+    }
+    if backlog.load(ordering: .acquiring) == 0, !Thread.isMainThread,
+      DispatchQueue.getSpecific(key: Self.queueKey) != ObjectIdentifier(self)
+    {
+      queue.sync(execute: run)
+    } else {
+      async(run)
     }
   }
 
@@ -569,12 +596,12 @@ final class FileStorage: Sendable {
   ///
   /// - Returns: `body`'s result, or the error that kept the lock from being taken (only when
   ///   the lock file cannot be created, in which case the write itself could not happen).
-  private func withFileLock<T>(_ body: () -> T) -> Result<T, FileStorageKeyError> {
+  private func withFileLock<T>(_ body: (_ target: String) -> T) -> Result<T, FileStorageKeyError> {
+    let target: String
     let lockPath: String
     do throws(FileSystemError) {
-      let target = try FileSystem.resolveSymbolicLinks(path)
-      try FileSystem.createDirectories(
-        URL(fileURLWithPath: target).deletingLastPathComponent().path)
+      target = try FileSystem.resolveSymbolicLinks(path)
+      try FileSystem.createDirectories(FileSystem.split(target).directory)
       lockPath = FileSystem.lockPath(of: target)
     } catch {
       return .failure(writeError(error))
@@ -597,7 +624,7 @@ final class FileStorage: Sendable {
         locked.st_ino == named.st_ino, locked.st_dev == named.st_dev
       {
         defer { flock(descriptor, LOCK_UN) }
-        return .success(body())
+        return .success(body(target))
       }
       // The lock file was deleted or replaced since it was opened: lock the one there now.
       close(descriptor)
@@ -647,7 +674,7 @@ final class FileStorage: Sendable {
           switch change {
           case .created: break  // Empty until its writer closes it; wait for that.
           case .unwatchable(let code): self?.reportUnwatchable(errno: code)
-          default: self?.scheduleRefresh()
+          default: self?.fileChanged()
           }
         }
       }
@@ -713,11 +740,22 @@ final class FileStorage: Sendable {
     flush()
   }
 
+  /// The watcher saw the file change: look at it on the queue, unless it is the version this
+  /// process already knows (its own write, most often). Whatever comes after that version
+  /// brings its own event.
+  private func fileChanged() {
+    let (known, renaming) = state.withLock { ($0.disk, $0.renaming) }
+    let current = FileSystem.stat(path)
+    if known != .unknown, Self.matches(known, current) { return }
+    if let renaming, current == renaming { return }
+    scheduleRefresh()
+  }
+
   private func scheduleRefresh() {
     state.withLock { state in
       guard !state.refreshScheduled else { return }
       state.refreshScheduled = true
-      queue.async { _ = self.refresh() }
+      async { _ = self.refresh() }
     }
   }
 
@@ -864,6 +902,15 @@ final class FileStorage: Sendable {
 
   /// Runs `body` on the queue and waits for it; runs it directly when already there (a
   /// subscriber that loads while being told about a change must not deadlock).
+  /// Runs `body` on the queue later, counted in `backlog` until it has run.
+  private func async(_ body: @escaping @Sendable () -> Void) {
+    backlog.add(1, ordering: .relaxed)
+    queue.async {
+      body()
+      self.backlog.subtract(1, ordering: .releasing)
+    }
+  }
+
   private func onQueue<T>(_ body: () -> T) -> T {
     if DispatchQueue.getSpecific(key: Self.queueKey) == ObjectIdentifier(self) {
       return body()

@@ -141,8 +141,21 @@ package enum FileSystem {
   /// The start of the names of `writeAtomically`'s temporary files for `path`:
   /// `DIRECTORY/.NAME.tether-`, followed by six random characters.
   static func temporaryPrefix(of path: String) -> String {
-    let url = URL(fileURLWithPath: path)
-    return "\(url.deletingLastPathComponent().path)/.\(url.lastPathComponent).tether-"
+    let (directory, name) = split(path)
+    return "\(directory == "/" ? "" : directory)/.\(name).tether-"
+  }
+
+  /// An absolute path's directory and last component, by plain string work (a `URL` round
+  /// trip costs microseconds, and the write path takes several): `/a/b.json` → (`/a`,
+  /// `b.json`), `/b.json` → (`/`, `b.json`). A trailing slash is ignored.
+  static func split(_ path: String) -> (directory: String, name: String) {
+    var trimmed = Substring(path)
+    while trimmed.count > 1, trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
+    guard let slash = trimmed.lastIndex(of: "/") else { return (".", String(trimmed)) }
+    let directory = trimmed[..<slash]
+    return (
+      directory.isEmpty ? "/" : String(directory), String(trimmed[trimmed.index(after: slash)...])
+    )
   }
 
   /// The sidecar lock file of `path` that every write of a file key locks:
@@ -194,9 +207,17 @@ package enum FileSystem {
   static func createTemporaryFile(
     prefix: String, mode: mode_t = 0o600
   ) throws(FileSystemError) -> (descriptor: Int32, path: String) {
-    let characters = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+    let characters = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789".utf8)
     for _ in 0..<100 {
-      let path = prefix + String((0..<6).map { _ in characters.randomElement()! })
+      // One draw from the system generator (one syscall) for all six characters.
+      var bits = UInt64.random(in: 0...UInt64.max)
+      var suffix = [UInt8]()
+      suffix.reserveCapacity(6)
+      for _ in 0..<6 {
+        suffix.append(characters[Int(bits % UInt64(characters.count))])
+        bits /= UInt64(characters.count)
+      }
+      let path = prefix + String(decoding: suffix, as: UTF8.self)
       let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
       if descriptor >= 0 { return (descriptor, path) }
       if errno != EEXIST { throw FileSystemError(errno) }
@@ -223,8 +244,18 @@ package enum FileSystem {
     _ data: Data, to path: String, sync: Bool = true, permissions: mode_t = 0o666
   ) throws(FileSystemError) -> FileStat {
     let target = try resolveSymbolicLinks(path)
-    let directory = URL(fileURLWithPath: target).deletingLastPathComponent().path
-    try createDirectories(directory)
+    try createDirectories(split(target).directory)
+    return try writeAtomically(data, toResolved: target, sync: sync, permissions: permissions)
+  }
+
+  /// `writeAtomically(_:to:sync:permissions:)` for a caller that has just resolved the path's
+  /// symbolic links into `target` and created its directory (the file key's writer, which did
+  /// both to take the file's lock). `beforeRename` gets the new file's identity just before
+  /// it takes the path, so a watcher that sees the rename can already tell it is this write.
+  static func writeAtomically(
+    _ data: Data, toResolved target: String, sync: Bool = true, permissions: mode_t = 0o666,
+    beforeRename: (FileStat) -> Void = { _ in }
+  ) throws(FileSystemError) -> FileStat {
     var existing = Foundation.stat()
     let exists = lstat(target, &existing) == 0
     if exists {
@@ -275,6 +306,7 @@ package enum FileSystem {
       throw FileSystemError(code)
     }
     close(descriptor)
+    beforeRename(FileStat(raw))
     guard rename(temporary, target) == 0 else { throw FileSystemError(errno) }
     succeeded = true
     return FileStat(raw)
@@ -309,8 +341,8 @@ package enum FileSystem {
       guard isDirectory.st_mode & S_IFMT == S_IFDIR else { throw FileSystemError(ENOTDIR) }
       return
     }
-    let parent = URL(fileURLWithPath: path).deletingLastPathComponent().path
-    if parent != path { try createDirectories(parent) }
+    let parent = split(path).directory
+    if parent != path && parent != "." { try createDirectories(parent) }
     if mkdir(path, 0o777) != 0 && errno != EEXIST { throw FileSystemError(errno) }
   }
 }

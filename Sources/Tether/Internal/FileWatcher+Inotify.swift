@@ -31,10 +31,16 @@ enum InotifyFaultInjection {
 }
 #endif
 import Dispatch
+import Foundation
 import Synchronization
 
 /// The Linux ``FileWatcherBackend``: one inotify instance for every watched file, read by a
-/// Dispatch read source on its own serial queue.
+/// thread of its own that sleeps in `poll` until events arrive.
+///
+/// A thread rather than a Dispatch read source: a source's event costs three thread wake-ups
+/// (Dispatch's event thread, a worker for the handler, the event thread again to re-arm), and
+/// every write to a watched directory — including each temporary file a file key writes —
+/// produces events. The thread is woken once per batch.
 ///
 /// inotify watches directories here, never files: an atomic replace swaps the directory
 /// entry, which a watch on the old file's inode would miss. Watches on one directory share
@@ -79,9 +85,11 @@ final class InotifyBackend: FileWatcherBackend, Sendable {
   /// Why `inotify_init1` failed, when it did (every watch then falls back to checking).
   private let initError: Int32
   private let state = Lock(State())
+  /// Runs the fallback timer.
   private let queue = DispatchQueue(label: "tether.file-watcher")
-  // Dispatch sources are thread-safe; the source is created once and never replaced.
-  private nonisolated(unsafe) let source: any DispatchSourceRead
+  /// The write end of a pipe whose closing tells the reading thread to stop (when the backend
+  /// goes away).
+  private let stopDescriptor: Int32
 
   /// Called, in tests only, with the path of a missing directory just before the backend
   /// falls back to watching its parent: the moment a racing `mkdir` could slip through.
@@ -93,16 +101,55 @@ final class InotifyBackend: FileWatcherBackend, Sendable {
     self.afterMissingDirectory = afterMissingDirectory
     descriptor = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
     initError = descriptor < 0 ? errno : 0
-    source = DispatchSource.makeReadSource(fileDescriptor: max(descriptor, 0), queue: queue)
+    var stopPipe: [Int32] = [-1, -1]
+    if descriptor >= 0 {
+      if pipe(&stopPipe) == 0 {
+        _ = fcntl(stopPipe[0], F_SETFD, FD_CLOEXEC)
+        _ = fcntl(stopPipe[1], F_SETFD, FD_CLOEXEC)
+      } else {
+        stopPipe = [-1, -1]
+      }
+    }
+    stopDescriptor = stopPipe[1]
     guard descriptor >= 0 else { return }
-    source.setEventHandler { [weak self] in self?.readEvents() }
-    source.resume()
+    // Without the pipe, the thread stops at the first event after the backend went away.
+    startReading(stop: stopPipe[0])
+  }
+
+  /// Starts the thread that reads events until `stop` (the pipe's read end) reports that the
+  /// write end was closed, then closes both descriptors (it is their last user).
+  private func startReading(stop: Int32) {
+    let events = descriptor
+    let thread = Thread { [weak self] in
+      var descriptors = [
+        pollfd(fd: events, events: Int16(POLLIN), revents: 0),
+        pollfd(fd: stop, events: Int16(POLLIN), revents: 0),
+      ]
+      defer {
+        close(events)
+        if stop >= 0 { close(stop) }
+      }
+      while true {
+        let ready = poll(&descriptors, nfds_t(stop >= 0 ? 2 : 1), -1)
+        if ready < 0 {
+          if errno == EINTR { continue }
+          return
+        }
+        if stop >= 0, descriptors[1].revents != 0 { return }
+        guard descriptors[0].revents & Int16(POLLIN) != 0, let backend = self else {
+          if descriptors[0].revents != 0 { return }  // POLLERR/POLLNVAL: nothing more comes.
+          continue
+        }
+        backend.readEvents()
+      }
+    }
+    thread.name = "tether.file-watcher"
+    thread.start()
   }
 
   deinit {
     state.withLock { $0.fallbackTimer?.cancel() }
-    source.cancel()
-    if descriptor >= 0 { close(descriptor) }
+    if stopDescriptor >= 0 { close(stopDescriptor) }
   }
 
   func add(

@@ -177,7 +177,9 @@ public struct FileStorageKey<Value: Sendable>: AtomicSharedKey {
   /// Applies `transform` to the value stored in the file atomically with respect to every
   /// writer of the file in every process, writes the result, and resumes `continuation` with
   /// it. `Shared.update(_:)` calls this; `transform` runs exactly once per call here (it may
-  /// run more than once with other keys), off the caller's thread.
+  /// run more than once with other keys). When no other write of the file is waiting in this
+  /// process, the update runs at once on the calling thread (except the main thread) and
+  /// resumes `continuation` before returning; otherwise it runs on the file's queue.
   ///
   /// The file's lock is held from the read to the atomic write. A missing or empty file
   /// starts from `initialValue`. A file that does not decode is moved aside (as a load does)
