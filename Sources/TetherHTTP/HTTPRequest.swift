@@ -63,12 +63,12 @@ public struct HTTPRequest: Sendable, Hashable {
 
   /// The value of the header `name`, compared case-insensitively.
   public func header(_ name: String) -> String? {
-    headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
+    headers.first { HeaderParsing.sameName($0.key, name) }?.value
   }
 
   /// Sets (or, with `nil`, removes) the header `name`, replacing any spelling of it.
   public mutating func setHeader(_ name: String, _ value: String?) {
-    for key in headers.keys where key.caseInsensitiveCompare(name) == .orderedSame {
+    for key in headers.keys where HeaderParsing.sameName(key, name) {
       headers.removeValue(forKey: key)
     }
     if let value { headers[name] = value }

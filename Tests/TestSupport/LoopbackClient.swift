@@ -126,7 +126,8 @@ public final class LoopbackClient: Sendable {
 
     /// The value of header `name` (case-insensitive), repeated fields joined with `, `.
     public func header(_ name: String) -> String? {
-      let values = headerFields.filter { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+      let wanted = name.lowercased()
+      let values = headerFields.filter { $0.name.lowercased() == wanted }
       return values.isEmpty ? nil : values.map(\.value).joined(separator: ", ")
     }
   }

@@ -120,6 +120,39 @@ import TetherHTTP
 }
 
 @Suite struct HTTPRequestTests {
+  @Test func headerNamesAreMatchedIgnoringASCIICaseOnly() {
+    var request = HTTPRequest(url: URL(string: "http://example.com/")!)
+    request.setHeader("X-Goog-Firebase-Installations-Auth", "one")
+    request.setHeader("x-goog-firebase-installations-auth", "two")
+    #expect(request.headers == ["x-goog-firebase-installations-auth": "two"])
+    #expect(request.header("X-GOOG-FIREBASE-INSTALLATIONS-AUTH") == "two")
+    // Only letters fold: `[` is `{` with the case bit, `-` is not `_`, and lengths must match.
+    request.setHeader("A[", "bracket")
+    #expect(request.header("a{") == nil)
+    #expect(request.header("a[") == "bracket")
+    request.setHeader("X-Id", "dash")
+    #expect(request.header("X_Id") == nil)
+    #expect(request.header("X-Ids") == nil)
+  }
+
+  // Headers go to the transport in one assignment; a request whose names repeat in another
+  // case (possible through the public `headers` dictionary) still sends each name once.
+  @Test(arguments: [false, true])
+  func aNameRepeatedInAnotherCaseIsSentOnce(sockets: Bool) async throws {
+    let server = try TestHTTPServer()
+    defer { server.stop() }
+    _ = try server.setJSONDocument(["ok": true], at: "/doc")
+    let client = HTTPClient(
+      baseURL: server.baseURL, headers: [:], plainHTTPOverSockets: sockets)
+    let request = HTTPRequest(
+      url: server.url(for: "/doc"),
+      headers: ["Accept": "application/json", "accept": "application/json", "X-One": "1"])
+    #expect(try await client.response(for: request).status == 200)
+    let fields = try #require(server.requests(at: "/doc").last).headerFields
+    #expect(fields.filter { $0.name.lowercased() == "accept" }.count == 1)
+    #expect(fields.contains { $0.name.lowercased() == "x-one" && $0.value == "1" })
+  }
+
   @Test func printingARequestHidesItsCredentials() {
     let request = HTTPRequest(
       method: .post, url: URL(string: "https://user:pw@api.example.com/items?token=t0p")!,

@@ -114,6 +114,10 @@ func firebaseSource(
     #expect(
       fetches[1].header("X-Goog-Firebase-Installations-Auth")
         != fetches[2].header("X-Goog-Firebase-Installations-Auth"))
+    // The body is built once per installation token and reused: the retry's is rebuilt.
+    let tokens = (1...2).map { firebase.fetchBody($0)?["app_instance_id_token"] as? String }
+    #expect(tokens[0] != tokens[1])
+    #expect(tokens[1] == fetches[2].header("X-Goog-Firebase-Installations-Auth"))
   }
 
   @Test func aTokenNearItsExpiryIsRefreshedBeforeTheFetch() async throws {

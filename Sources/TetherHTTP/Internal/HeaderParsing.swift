@@ -7,6 +7,16 @@ enum HeaderParsing {
   /// their own maximum back-off.
   static let maximumDelay: Double = 86_400
 
+  /// Whether two header names are the same, ignoring ASCII case (names are ASCII tokens; any
+  /// other byte must match exactly). Byte work only: Foundation's `caseInsensitiveCompare`
+  /// costs microseconds per call, and building a request compares every name it sets.
+  static func sameName(_ a: String, _ b: String) -> Bool {
+    guard a.utf8.count == b.utf8.count else { return false }
+    return zip(a.utf8, b.utf8).allSatisfy { x, y in
+      x == y || (x | 0x20 == y | 0x20 && (0x61...0x7A).contains(x | 0x20))
+    }
+  }
+
   /// `Retry-After` as seconds from `now`: delay-seconds or an HTTP date, clamped to
   /// `0...maximumDelay`; `nil` when the value is neither.
   static func retryAfter(_ text: String, now: Date = Date()) -> Double? {

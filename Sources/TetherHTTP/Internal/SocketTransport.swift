@@ -141,9 +141,9 @@ final class SocketTransport: Sendable {
   private static func checkCoding(
     _ headers: [String: String], of request: URLRequest
   ) throws(HTTPError) {
-    guard request.value(forHTTPHeaderField: "Accept-Encoding") == nil,
-      let coding = headers["content-encoding"]?.lowercased(), !coding.isEmpty,
-      coding != "identity"
+    // The response's header first: looking a header up in a `URLRequest` is the dearer test.
+    guard let coding = headers["content-encoding"]?.lowercased(), !coding.isEmpty,
+      coding != "identity", request.value(forHTTPHeaderField: "Accept-Encoding") == nil
     else { return }
     throw .undecodable(
       url: HTTPError.redacted(request.url!), path: "",

@@ -75,11 +75,24 @@ public final class FirebaseConfigSource: CacheAttachedSource {
     var throttleError: RemoteConfigError?
     var markStale: (@Sendable () -> Void)?
     var realtimeState = FirebaseRealtimeState.off
+    /// The last fetch body built, and what it was built from: polls with the same
+    /// installation and signals send the same bytes without encoding them again.
+    var fetchBody: FetchBody?
+  }
+
+  /// A fetch request body and the installation and signals it carries.
+  struct FetchBody: Sendable {
+    var fid: String
+    var authToken: String
+    var signalsGeneration: Int
+    var data: Data
   }
 
   let state: Lock<State>
   let installations: FirebaseInstallations
   let client: HTTPClient
+  /// The fetch endpoint with its escaped path and API key: the same for every fetch.
+  let fetchURL: URL
   let realtimeSubject = CurrentValueSubject<FirebaseRealtimeState, Never>(.off)
 
   /// Creates a source for one Firebase app.
@@ -113,6 +126,11 @@ public final class FirebaseConfigSource: CacheAttachedSource {
       State(customSignals: customSignals.filter { Self.problem(with: $0.value) == nil }))
     installations = FirebaseInstallations(
       apiKey: apiKey, projectID: projectID, appID: appID, root: endpoints.installations)
+    fetchURL = FirebaseEndpoints.url(
+      endpoints.remoteConfig,
+      "/v1/projects/\(FirebaseEndpoints.escape(projectID))/namespaces/"
+        + "\(FirebaseEndpoints.escape(namespace)):fetch",
+      query: [("key", apiKey)])
     client = HTTPClient(
       baseURL: endpoints.remoteConfig, headers: [:],
       sensitiveHeaders: ["x-goog-api-key", "x-goog-firebase-installations-auth"],
@@ -272,12 +290,10 @@ public final class FirebaseConfigSource: CacheAttachedSource {
     var installation = try await installations.installation()
     var tokenRefreshed = false
     while true {
-      let (signals, generation, ignoreETag, realtimeFetch) = state.withLock {
-        ($0.customSignals, $0.signalsGeneration, $0.signalsChanged, $0.realtimeTarget != nil)
-      }
+      let (body, generation, ignoreETag, realtimeFetch) = fetchBody(for: installation)
       let etag = ignoreETag ? nil : request.previousVersion?.etag
       let httpRequest = fetchRequest(
-        installation, signals: signals, etag: etag,
+        installation, body: body, etag: etag,
         type: realtimeFetch ? "REALTIME/\(attempt)" : "BASE/\(attempt)", timeout: request.timeout)
       let response: HTTPResponseMessage
       do {
@@ -295,23 +311,44 @@ public final class FirebaseConfigSource: CacheAttachedSource {
     }
   }
 
+  /// The fetch body for `installation` and the current signals (built again only when either
+  /// changed), with the signals' generation and the fetch's flags, read in one critical
+  /// section.
+  private func fetchBody(
+    for installation: FirebaseInstallation
+  ) -> (body: Data, generation: Int, ignoreETag: Bool, realtimeFetch: Bool) {
+    let (cached, signals, generation, ignoreETag, realtimeFetch) = state.withLock { state in
+      let body = state.fetchBody.flatMap { body in
+        body.fid == installation.fid && body.authToken == installation.authToken
+          && body.signalsGeneration == state.signalsGeneration ? body.data : nil
+      }
+      return (
+        body, state.customSignals, state.signalsGeneration, state.signalsChanged,
+        state.realtimeTarget != nil
+      )
+    }
+    if let cached { return (cached, generation, ignoreETag, realtimeFetch) }
+    var fields = app.fetchFields
+    fields["app_instance_id"] = .string(installation.fid)
+    fields["app_instance_id_token"] = .string(installation.authToken)
+    fields["app_id"] = .string(appID)
+    fields["sdk_version"] = .string(Self.sdkVersion)
+    fields["custom_signals"] = .object(signals)
+    let data = JSONValue.object(fields).jsonData()
+    state.withLock { state in
+      state.fetchBody = FetchBody(
+        fid: installation.fid, authToken: installation.authToken,
+        signalsGeneration: generation, data: data)
+    }
+    return (data, generation, ignoreETag, realtimeFetch)
+  }
+
   private func fetchRequest(
-    _ installation: FirebaseInstallation, signals: [String: JSONValue], etag: String?,
+    _ installation: FirebaseInstallation, body: Data, etag: String?,
     type: String, timeout: TimeInterval
   ) -> HTTPRequest {
-    var body = app.fetchFields
-    body["app_instance_id"] = .string(installation.fid)
-    body["app_instance_id_token"] = .string(installation.authToken)
-    body["app_id"] = .string(appID)
-    body["sdk_version"] = .string(Self.sdkVersion)
-    body["custom_signals"] = .object(signals)
-    let url = FirebaseEndpoints.url(
-      endpoints.remoteConfig,
-      "/v1/projects/\(FirebaseEndpoints.escape(projectID))/namespaces/"
-        + "\(FirebaseEndpoints.escape(namespace)):fetch",
-      query: [("key", apiKey)])
     var request = HTTPRequest(
-      method: .post, url: url, body: JSONValue.object(body).jsonData(),
+      method: .post, url: fetchURL, body: body,
       timeout: .milliseconds(Int64(max(0.001, min(timeout, 86_400)) * 1000)))
     request.setHeader("Content-Type", "application/json")
     request.setHeader("Accept", "application/json")

@@ -99,16 +99,25 @@ extension FirebaseFakeServer {
         guard let template else {
           return Self.json(200, ["state": "NO_TEMPLATE"], etag: "etag-1234567890-none")
         }
+        let matching = template.conditions.indices.filter { index in
+          let condition = template.conditions[index]
+          return signals[condition.signal].map({ "\($0)" }) == condition.equals
+        }
         var entries = template.entries
         var decided = Set<String>()
-        for condition in template.conditions
-        where signals[condition.signal].map({ "\($0)" }) == condition.equals {
+        for condition in matching.map({ template.conditions[$0] }) {
           for (key, value) in condition.values where !decided.contains(key) {
             entries[key] = value
             decided.insert(key)
           }
         }
-        let etag = Self.etag(version: template.version, entries: entries)
+        // The tag of a version's evaluated entries is computed once, as a real backend
+        // would: the matching conditions decide the entries.
+        let tagKey = "\(template.version):\(matching)"
+        let etag =
+          state.etags[tagKey]
+          ?? Self.etag(version: template.version, entries: entries)
+        state.etags[tagKey] = etag
         if request.header("If-None-Match") == etag {
           switch state.notModifiedAnswer {
           case .status304: return HTTPResponse(status: 304, headers: ["ETag": etag])

@@ -61,6 +61,8 @@ public final class FirebaseFakeServer: Sendable {
     var registrations = 0
     var tokenRefreshes = 0
     var realtime = HTTPStream()
+    /// ETags already computed, by template version and matching conditions.
+    var etags: [String: String] = [:]
   }
 
   /// The loopback server underneath; inject faults on it (``fetchPath``, ``realtimePath``…).
@@ -120,6 +122,7 @@ public final class FirebaseFakeServer: Sendable {
       let version = (state.template?.version ?? 0) + 1
       state.previousTemplate = state.template
       state.template = Template(version: version, entries: entries, conditions: conditions)
+      state.etags = [:]
       return (version, state.realtime)
     }
     stream.send(Self.versionMessage(version))

@@ -192,7 +192,7 @@ final class HTTPConnection {
     var fields = Self.merge(
       defaults: [("Content-Type", "application/json")], response.headers)
     if response.status == 304 || response.status == 204 {
-      fields.removeAll { $0.0.caseInsensitiveCompare("Content-Type") == .orderedSame }
+      fields.removeAll { $0.0.lowercased() == "content-type" }
     } else {
       fields.append(("Content-Length", String(response.body.count)))
     }
@@ -290,9 +290,8 @@ final class HTTPConnection {
   ) -> [(
     String, String
   )] {
-    var fields = defaults.filter { name, _ in
-      !headers.keys.contains { $0.caseInsensitiveCompare(name) == .orderedSame }
-    }
+    let names = Set(headers.keys.map { $0.lowercased() })
+    var fields = defaults.filter { name, _ in !names.contains(name.lowercased()) }
     fields.append(contentsOf: headers.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
     return fields
   }

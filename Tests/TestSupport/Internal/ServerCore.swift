@@ -160,7 +160,8 @@ struct RecordedRequestDraft: Sendable {
   var date: Date
 
   func header(_ name: String) -> String? {
-    let values = headerFields.filter { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+    let wanted = name.lowercased()
+    let values = headerFields.filter { $0.name.lowercased() == wanted }
     return values.isEmpty ? nil : values.map(\.value).joined(separator: ", ")
   }
 

@@ -114,10 +114,22 @@ final class SocketReader {
       guard let colon = line.firstIndex(of: ":") else {
         throw HTTPProtocolError("malformed header line \(line.debugDescription)")
       }
-      let name = String(line[..<colon]).trimmingCharacters(in: .whitespaces)
-      let value = String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces)
+      let name = Self.trimmingBlanks(line[..<colon])
+      let value = Self.trimmingBlanks(line[line.index(after: colon)...])
       fields.append((name, value))
     }
+  }
+
+  /// `text` without leading and trailing spaces and tabs (HTTP's optional whitespace), by
+  /// byte work: Foundation's `trimmingCharacters` costs microseconds per field, and every
+  /// benchmark that talks to this server pays it on each header of each request.
+  static func trimmingBlanks(_ text: Substring) -> String {
+    let bytes = text.utf8
+    let isBlank = { (byte: UInt8) in byte == 0x20 || byte == 0x09 }
+    guard let first = bytes.firstIndex(where: { !isBlank($0) }),
+      let last = bytes.lastIndex(where: { !isBlank($0) })
+    else { return "" }
+    return String(text[first...last])
   }
 }
 
