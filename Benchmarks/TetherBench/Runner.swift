@@ -46,6 +46,9 @@ struct BenchResult {
   let p90: Double
   let baseline: String?
   let note: String
+  /// The median of the baseline's samples taken alternately with this scenario's, which
+  /// the ratio is computed against (`nil` without a baseline).
+  var pairedBaselineMedian: Double? = nil
 }
 
 struct BenchRunner {
@@ -66,9 +69,11 @@ struct BenchRunner {
     var results: [String: BenchResult] = [:]
     var checksum: UInt64 = 0
     var failed = false
+    let byID = Dictionary(selected.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
     for benchmark in selected {
       do {
-        let (result, sum) = try await measure(benchmark)
+        let (result, sum) = try await measure(
+          benchmark, pairedWith: benchmark.baseline.flatMap { byID[$0] })
         checksum &+= sum
         results[benchmark.id] = result
         printRow(result, results: results)
@@ -99,41 +104,62 @@ struct BenchRunner {
     return benchmarks.filter { wanted.contains($0.id) }
   }
 
-  func measure(_ benchmark: Benchmark) async throws -> (BenchResult, UInt64) {
+  /// Measures `benchmark`. With a `baseline`, each of its samples is followed by one of the
+  /// baseline, and the ratio is taken against those: both sides see the same conditions (a
+  /// machine whose disk or scheduler is slower for a minute slows both), instead of a
+  /// baseline measured minutes earlier.
+  func measure(
+    _ benchmark: Benchmark, pairedWith baseline: Benchmark? = nil
+  ) async throws -> (BenchResult, UInt64) {
     var values: [Double] = []
+    var baselineValues: [Double] = []
     var checksum: UInt64 = 0
     for round in 0..<(warmups + samples) {
-      let sample: Double
-      switch benchmark.measure {
-      case .perOperation(let operations, let body):
-        let n = options.quick ? max(1, operations / 10) : operations
-        let clock = ContinuousClock()
-        var sum: UInt64 = 0
-        let elapsed = try await clock.measure { sum = try await body(n) }
-        checksum &+= sum
-        sample = Double(elapsed.nanoseconds) / Double(n)
-      case .custom(let body):
-        let (value, sum) = try await body()
-        checksum &+= sum
-        sample = value
-      }
+      let (sample, sum) = try await measureSample(benchmark)
+      checksum &+= sum
       if round >= warmups { values.append(sample) }
+      if let baseline {
+        let (baselineSample, baselineSum) = try await measureSample(baseline)
+        checksum &+= baselineSum
+        if round >= warmups { baselineValues.append(baselineSample) }
+      }
     }
-    values.sort()
-    let median = values[values.count / 2]
-    let p90 = values[min(values.count - 1, Int((Double(values.count) * 0.9).rounded(.up)) - 1)]
-    return (
-      BenchResult(
-        id: benchmark.id, median: median, p90: p90, baseline: benchmark.baseline,
-        note: benchmark.note),
-      checksum
-    )
+    var result = BenchResult(
+      id: benchmark.id, median: Self.median(values), p90: Self.percentile90(values),
+      baseline: benchmark.baseline, note: benchmark.note)
+    if !baselineValues.isEmpty { result.pairedBaselineMedian = Self.median(baselineValues) }
+    return (result, checksum)
+  }
+
+  /// One sample: nanoseconds per operation (or the scenario's own figure), and a checksum.
+  func measureSample(_ benchmark: Benchmark) async throws -> (Double, UInt64) {
+    switch benchmark.measure {
+    case .perOperation(let operations, let body):
+      let n = options.quick ? max(1, operations / 10) : operations
+      let clock = ContinuousClock()
+      var sum: UInt64 = 0
+      let elapsed = try await clock.measure { sum = try await body(n) }
+      return (Double(elapsed.nanoseconds) / Double(n), sum)
+    case .custom(let body):
+      return try await body()
+    }
+  }
+
+  static func median(_ values: [Double]) -> Double {
+    values.sorted()[values.count / 2]
+  }
+
+  static func percentile90(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    return sorted[min(sorted.count - 1, Int((Double(sorted.count) * 0.9).rounded(.up)) - 1)]
   }
 
   func printRow(_ result: BenchResult, results: [String: BenchResult]) {
     var ratio = ""
-    if let baseline = result.baseline, let base = results[baseline], base.median > 0 {
-      ratio = String(format: "%.2f", result.median / base.median)
+    if let base = result.pairedBaselineMedian
+      ?? result.baseline.flatMap({ results[$0]?.median }), base > 0
+    {
+      ratio = String(format: "%.2f", result.median / base)
     }
     if options.tsv {
       print(

@@ -126,9 +126,7 @@ public final class LoopbackClient: Sendable {
 
     /// The value of header `name` (case-insensitive), repeated fields joined with `, `.
     public func header(_ name: String) -> String? {
-      let wanted = name.lowercased()
-      let values = headerFields.filter { $0.name.lowercased() == wanted }
-      return values.isEmpty ? nil : values.map(\.value).joined(separator: ", ")
+      HeaderName.value(of: name, in: headerFields)
     }
   }
 }

@@ -427,21 +427,23 @@ final class SocketTransport: Sendable {
     var head = "\(method) \(target) HTTP/1.1\r\n"
     head += "Host: \(host)\(port == 80 ? "" : ":\(port)")\r\n"
     let body = request.httpBody ?? Data()
-    var fields = request.allHTTPHeaderFields ?? [:]
-    for name in fields.keys
-    where ["host", "content-length", "transfer-encoding", "connection"]
-      .contains(name.lowercased())
-    {
-      fields[name] = nil
+    // Each name is lower-cased once, for every check below.
+    var fields: [(name: String, value: String)] = []
+    var hasUserAgent = false
+    var hasAcceptEncoding = false
+    for (name, value) in request.allHTTPHeaderFields ?? [:] {
+      switch name.lowercased() {
+      case "host", "content-length", "transfer-encoding", "connection": continue
+      case "user-agent": hasUserAgent = true
+      case "accept-encoding": hasAcceptEncoding = true
+      default: break
+      }
+      fields.append((name, value))
     }
-    if !fields.keys.contains(where: { $0.lowercased() == "user-agent" }) {
-      fields["User-Agent"] = "Tether"
-    }
+    if !hasUserAgent { fields.append(("User-Agent", "Tether")) }
     // Nothing is decompressed here: say so (without the header, any coding would be fair).
-    if !fields.keys.contains(where: { $0.lowercased() == "accept-encoding" }) {
-      fields["Accept-Encoding"] = "identity"
-    }
-    for (name, value) in fields.sorted(by: { $0.key < $1.key }) {
+    if !hasAcceptEncoding { fields.append(("Accept-Encoding", "identity")) }
+    for (name, value) in fields.sorted(by: { $0.name < $1.name }) {
       guard !name.isEmpty, !name.utf8.contains(where: { $0 <= 0x20 || $0 == 0x3A || $0 >= 0x7F }),
         !value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 })
       else {

@@ -347,15 +347,15 @@ public final class FirebaseConfigSource: CacheAttachedSource {
     _ installation: FirebaseInstallation, body: Data, etag: String?,
     type: String, timeout: TimeInterval
   ) -> HTTPRequest {
-    var request = HTTPRequest(
-      method: .post, url: fetchURL, body: body,
-      timeout: .milliseconds(Int64(max(0.001, min(timeout, 86_400)) * 1000)))
-    request.setHeader("Content-Type", "application/json")
-    request.setHeader("Accept", "application/json")
-    request.setHeader("If-None-Match", etag ?? "*")
-    request.setHeader("X-Goog-Firebase-Installations-Auth", installation.authToken)
-    request.setHeader("X-Firebase-RC-Fetch-Type", type)
-    return request
+    HTTPRequest(
+      method: .post, url: fetchURL,
+      headers: [
+        "Content-Type": "application/json", "Accept": "application/json",
+        "If-None-Match": etag ?? "*",
+        "X-Goog-Firebase-Installations-Auth": installation.authToken,
+        "X-Firebase-RC-Fetch-Type": type,
+      ],
+      body: body, timeout: .milliseconds(Int64(max(0.001, min(timeout, 86_400)) * 1000)))
   }
 
   /// What a fetch answer means; records versions, ETag and the throttling state.

@@ -78,14 +78,26 @@ extension FirebaseFakeServer {
         return Self.error(
           400, "API key not valid. Please pass a valid API key.", "INVALID_ARGUMENT")
       }
-      guard let body = Self.object(request.body), let fid = body["app_instance_id"] as? String
-      else {
-        return Self.error(400, "app_instance_id is required", "INVALID_ARGUMENT")
+      // A client polls with the same body until its installation or signals change: the fake
+      // parses each distinct body once, so that answering a poll costs it about what serving
+      // a document costs the plain test server, and benchmarks measure the client.
+      let fetch: ParsedFetch
+      if let last = state.withLock({ $0.lastFetch }), last.body == request.body {
+        fetch = last.parsed
+      } else {
+        guard let body = Self.object(request.body), let fid = body["app_instance_id"] as? String
+        else {
+          return Self.error(400, "app_instance_id is required", "INVALID_ARGUMENT")
+        }
+        fetch = ParsedFetch(
+          fid: fid, bodyToken: body["app_instance_id_token"] as? String,
+          signals: ((body["custom_signals"] as? [String: Any]) ?? [:]).mapValues { "\($0)" })
+        state.withLock { $0.lastFetch = (request.body, fetch) }
       }
+      let fid = fetch.fid
+      let signals = fetch.signals
       let token =
-        request.header("X-Goog-Firebase-Installations-Auth")
-        ?? body["app_instance_id_token"] as? String ?? ""
-      let signals = (body["custom_signals"] as? [String: Any]) ?? [:]
+        request.header("X-Goog-Firebase-Installations-Auth") ?? fetch.bodyToken ?? ""
       return state.withLock { state in
         guard let issued = state.authTokens[token], issued.fid == fid, issued.expiry > Date()
         else {
@@ -101,7 +113,7 @@ extension FirebaseFakeServer {
         }
         let matching = template.conditions.indices.filter { index in
           let condition = template.conditions[index]
-          return signals[condition.signal].map({ "\($0)" }) == condition.equals
+          return signals[condition.signal] == condition.equals
         }
         var entries = template.entries
         var decided = Set<String>()
@@ -113,7 +125,7 @@ extension FirebaseFakeServer {
         }
         // The tag of a version's evaluated entries is computed once, as a real backend
         // would: the matching conditions decide the entries.
-        let tagKey = "\(template.version):\(matching)"
+        let tagKey = TagKey(version: template.version, matching: matching)
         let etag =
           state.etags[tagKey]
           ?? Self.etag(version: template.version, entries: entries)
@@ -133,6 +145,20 @@ extension FirebaseFakeServer {
             "personalizationMetadata": [String: Any](), "experimentDescriptions": [Any](),
           ], etag: etag)
       }
+    }
+
+    /// What decides a fetch's entries, and so its ETag.
+    struct TagKey: Hashable, Sendable {
+      var version: Int
+      var matching: [Int]
+    }
+
+    /// What the fake reads from a fetch body.
+    struct ParsedFetch: Sendable {
+      var fid: String
+      var bodyToken: String?
+      /// The custom signals, as text (conditions compare text).
+      var signals: [String: String]
     }
 
     // MARK: - Encoding

@@ -62,7 +62,9 @@ public final class FirebaseFakeServer: Sendable {
     var tokenRefreshes = 0
     var realtime = HTTPStream()
     /// ETags already computed, by template version and matching conditions.
-    var etags: [String: String] = [:]
+    var etags: [Backend.TagKey: String] = [:]
+    /// The last fetch body parsed, and what it said.
+    var lastFetch: (body: Data, parsed: Backend.ParsedFetch)?
   }
 
   /// The loopback server underneath; inject faults on it (``fetchPath``, ``realtimePath``…).

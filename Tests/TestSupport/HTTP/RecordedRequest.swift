@@ -29,9 +29,7 @@ public struct RecordedRequest: Sendable, CustomStringConvertible {
 
   /// The value of the header `name` (case-insensitive); repeated fields are joined with `, `.
   public func header(_ name: String) -> String? {
-    let wanted = name.lowercased()
-    let values = headerFields.filter { $0.name.lowercased() == wanted }
-    return values.isEmpty ? nil : values.map(\.value).joined(separator: ", ")
+    HeaderName.value(of: name, in: headerFields)
   }
 
   /// The body as UTF-8 text.

@@ -160,9 +160,7 @@ struct RecordedRequestDraft: Sendable {
   var date: Date
 
   func header(_ name: String) -> String? {
-    let wanted = name.lowercased()
-    let values = headerFields.filter { $0.name.lowercased() == wanted }
-    return values.isEmpty ? nil : values.map(\.value).joined(separator: ", ")
+    HeaderName.value(of: name, in: headerFields)
   }
 
   /// Whether the client lets the connection stay open after the response.
