@@ -3,6 +3,7 @@ import Streams
 import Synchronization
 import TestSupport
 import Testing
+import Tether
 import TetherHTTP
 
 #if canImport(FoundationNetworking)
@@ -15,7 +16,7 @@ import FoundationNetworking
     server.setDocument(#"{"ok":true}"#, at: "/status")
     let publisher = URLSession.shared.dataTaskPublisher(for: server.url(for: "/status"))
     #expect(server.requestCount == 0)  // nothing happens before a subscriber asks
-    let received = Mutex<[String]>([])
+    let received = Lock<[String]>([])
     let cancellable = publisher.sink(
       receiveCompletion: { completion in
         received.withLock { $0.append("\(completion)") }
@@ -33,7 +34,7 @@ import FoundationNetworking
     let server = try TestHTTPServer()
     let stream = HTTPStream()
     server.inject(.stream(stream), at: "/slow")
-    let received = Mutex(0)
+    let received = Lock(0)
     let cancellable = URLSession.shared.dataTaskPublisher(for: server.url(for: "/slow"))
       .sink(receiveCompletion: { _ in received.withLock { $0 += 1 } }, receiveValue: { _ in })
     try await stream.waitForClients(1)
@@ -46,7 +47,7 @@ import FoundationNetworking
     let closed = try TestHTTPServer()
     let url = closed.url(for: "/x")
     closed.stop()
-    let failure = Mutex<URLError?>(nil)
+    let failure = Lock<URLError?>(nil)
     let cancellable = URLSession.shared.dataTaskPublisher(for: url)
       .sink(
         receiveCompletion: { completion in

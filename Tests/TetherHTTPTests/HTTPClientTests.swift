@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import TestSupport
 import Testing
+import Tether
 import TetherHTTP
 
 @Suite struct HTTPClientTests {
@@ -54,8 +55,8 @@ import TetherHTTP
       request.header("Authorization") == "Bearer fresh"
         ? HTTPResponse(status: 200, body: "[]") : HTTPResponse(status: 401)
     }
-    let token = Mutex("stale")
-    let refreshes = Mutex(0)
+    let token = Lock("stale")
+    let refreshes = Lock(0)
     let auth = HTTPInterceptor(
       prepare: { request in request.setHeader("Authorization", "Bearer \(token.withLock { $0 })") },
       inspect: { _, response in

@@ -36,7 +36,7 @@ import TetherHTTP
     server.setDocument(
       json(Item(id: 1, name: "one")), at: "/items/1", lastModified: Date(timeIntervalSince1970: 1e9)
     )
-    let decodes = Mutex(0)
+    let decodes = Lock(0)
     let counting = Endpoint<ItemPath, NoBody, Item>(
       method: .get, path: "/items/{id}", encodeBody: { _ in nil },
       decodeResponse: { data in

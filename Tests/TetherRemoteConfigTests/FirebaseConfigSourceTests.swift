@@ -48,6 +48,14 @@ func firebaseSource(
     #expect(fetch.header("Content-Type") == "application/json")
     #expect(fetch.header("X-Firebase-RC-Fetch-Type") == "BASE/1")
     #expect(fetch.header("X-Goog-Firebase-Installations-Auth")?.isEmpty == false)
+    // The fetch's header set is the SDKs' (FIREBASE-RC.md, "Fetch"), plus what HTTP itself
+    // needs; nothing else is sent.
+    let names = Set(fetch.headerFields.map { $0.name.lowercased() })
+    #expect(
+      names == [
+        "host", "content-length", "user-agent", "accept-encoding", "content-type",
+        "if-none-match", "x-goog-firebase-installations-auth", "x-firebase-rc-fetch-type",
+      ])
     let body = try #require(firebase.fetchBody())
     #expect(body["app_instance_id"] as? String == fid)
     #expect(

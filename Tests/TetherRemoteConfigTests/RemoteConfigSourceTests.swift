@@ -3,6 +3,7 @@ import Streams
 import Synchronization
 import TestSupport
 import Testing
+import Tether
 import TetherRemoteConfig
 
 /// A custom source as the documentation describes one: entries in memory with a revision
@@ -17,7 +18,7 @@ final class InMemoryConfigSource: RemoteConfigSource {
     var fetches = 0
     var listeners: [Int: @Sendable () -> Void] = [:]
   }
-  private let state = Mutex(State())
+  private let state = Lock(State())
 
   var fetches: Int { state.withLock { $0.fetches } }
 

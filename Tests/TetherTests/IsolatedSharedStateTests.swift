@@ -5,7 +5,7 @@ import Tether
 import TetherTesting
 
 /// Both test cases write the same in-memory key at the same time, each in its own scope.
-private let bothWrote = Mutex(Set<Int>())
+private let bothWrote = Lock(Set<Int>())
 
 @Suite(.isolatedSharedState)
 struct IsolatedSharedStateTests {

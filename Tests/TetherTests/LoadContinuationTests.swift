@@ -49,7 +49,7 @@ struct LoadContinuationTests {
   }
 
   @Test func aContinuationCreatedByATestReportsItsResult() throws {
-    let result = Mutex<Result<Int?, any Error>?>(nil)
+    let result = Lock<Result<Int?, any Error>?>(nil)
     let continuation = LoadContinuation<Int> { outcome in result.withLock { $0 = outcome } }
     continuation.resumeReturningInitialValue()
     #expect(try result.withLock { try $0?.get() } == .some(nil))

@@ -48,7 +48,7 @@ struct SaveContinuationTests {
   }
 
   @Test func aContinuationCreatedByATestReportsItsResult() {
-    let failed = Mutex(false)
+    let failed = Lock(false)
     let continuation = SaveContinuation { result in
       if case .failure = result { failed.withLock { $0 = true } }
     }

@@ -57,7 +57,7 @@ struct SharedKeyTests {
     #expect($value.isLoading)
     #expect(value == 1)
 
-    let changes = Mutex(0)
+    let changes = Lock(0)
     let shared = $value
     withObservationTrackingOf({ _ = shared.wrappedValue }) { changes.withLock { $0 += 1 } }
     await onDedicatedThread { store.resumePendingLoads(with: .success(42)) }
@@ -193,6 +193,6 @@ struct HoldingSaveKey: SharedKey {
 
 /// Save continuations a key holds on to.
 final class PendingSaves: Sendable {
-  let state = Mutex<[SaveContinuation]>([])
+  let state = Lock<[SaveContinuation]>([])
   var continuations: [SaveContinuation] { state.withLock { $0 } }
 }

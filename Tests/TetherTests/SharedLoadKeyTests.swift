@@ -100,7 +100,7 @@ struct SharedLoadKeyTests {
   @Test func observationTrackersSeeTheSwitch() async throws {
     @Shared(.inMemory("seen")) var seen = 1
     @Shared(.inMemory("next")) var next = 2
-    let fired = Mutex(false)
+    let fired = Lock(false)
     withObservationTracking {
       _ = seen
     } onChange: {

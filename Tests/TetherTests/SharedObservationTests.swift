@@ -22,7 +22,7 @@ final class CounterModel {
 struct SharedObservationTests {
   @Test func firesWhenAnotherHolderMutatesFromABackgroundThread() async {
     let model = CounterModel(store: TestStore())
-    let fired = Mutex(0)
+    let fired = Lock(0)
     withObservationTracking {
       _ = model.count
     } onChange: {
@@ -38,7 +38,7 @@ struct SharedObservationTests {
   @Test func firesWhenTheKeyYieldsAnExternalChange() async {
     let store = TestStore<Int>()
     let model = CounterModel(store: store)
-    let fired = Mutex(0)
+    let fired = Lock(0)
     withObservationTracking {
       _ = model.external
     } onChange: {
@@ -51,7 +51,7 @@ struct SharedObservationTests {
 
   @Test func firesWhenADerivedMemberIsWritten() async {
     let model = CounterModel(store: TestStore())
-    let fired = Mutex(0)
+    let fired = Lock(0)
     withObservationTracking {
       _ = model.settings
     } onChange: {
@@ -65,7 +65,7 @@ struct SharedObservationTests {
 
   @Test func readingADerivedMemberTracksTheValue() async {
     let model = CounterModel(store: TestStore())
-    let fired = Mutex(0)
+    let fired = Lock(0)
     let theme = model.$settings.theme
     withObservationTracking {
       _ = theme.wrappedValue
@@ -79,7 +79,7 @@ struct SharedObservationTests {
 
   @Test func anEquatableNoOpDoesNotFire() {
     let model = CounterModel(store: TestStore())
-    let fired = Mutex(0)
+    let fired = Lock(0)
     withObservationTracking {
       _ = model.count
     } onChange: {

@@ -43,7 +43,7 @@ struct SharedParityTests {
   @Test func readDerivesAReaderOfAComputedMember() {
     @Shared(.inMemory("todos")) var todos = [Todo(id: 1, title: "a")]
     let count = $todos.read { $0.count }
-    let counts = Mutex<[Int]>([])
+    let counts = Lock<[Int]>([])
     let cancellable = count.publisher.sink { value in counts.withLock { $0.append(value) } }
     $todos.withLock { $0.append(Todo(id: 2, title: "b")) }
     $todos.withLock { $0[0].title = "A" }  // the count did not change: not re-announced
@@ -114,18 +114,18 @@ struct SharedParityTests {
   }
 
   @Test func swiftSharingContinuationAndSubscriberSpellings() throws {
-    let loaded = Mutex<[Result<Int?, any Error>]>([])
+    let loaded = Lock<[Result<Int?, any Error>]>([])
     let load = LoadContinuation<Int>("a key") { result in loaded.withLock { $0.append(result) } }
     load.resume(returning: 3)
     let first = try loaded.withLock { try $0.first?.get() }
     #expect(first == 3)
 
-    let saved = Mutex(0)
+    let saved = Lock(0)
     let save = SaveContinuation("a key", callback: { _ in saved.withLock { $0 += 1 } })
     save.resume()
     #expect(saved.withLock { $0 } == 1)
 
-    let events = Mutex<[String]>([])
+    let events = Lock<[String]>([])
     let subscriber = SharedSubscriber<Int>(
       callback: { result in events.withLock { $0.append("\((try? result.get()) as Int??)") } },
       onLoading: { loading in events.withLock { $0.append("loading \(loading)") } })

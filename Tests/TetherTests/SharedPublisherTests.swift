@@ -8,7 +8,7 @@ import TetherTesting
 
 /// Collects what a sink receives.
 final class Recorder<Value: Sendable>: Sendable {
-  private let received = Mutex<[Value]>([])
+  private let received = Lock<[Value]>([])
   var values: [Value] { received.withLock { $0 } }
   func append(_ value: Value) { received.withLock { $0.append(value) } }
 }
@@ -18,7 +18,7 @@ final class DemandingSubscriber<Value: Sendable>: Subscriber, Sendable {
   typealias Input = Value
   typealias Failure = Never
   let recorder = Recorder<Value>()
-  private let subscription = Mutex<(any Subscription)?>(nil)
+  private let subscription = Lock<(any Subscription)?>(nil)
   private let initial: Subscribers.Demand
 
   init(initial: Subscribers.Demand) { self.initial = initial }

@@ -122,8 +122,8 @@ struct SharedTests {
   }
 
   @Test func keyWhoseSaveReadsAndWritesTheSameSharedDoesNotDeadlock() async {
-    let box = Mutex<Shared<Int>?>(nil)
-    let seen = Mutex<[Int]>([])
+    let box = Lock<Shared<Int>?>(nil)
+    let seen = Lock<[Int]>([])
     let store = TestStore<Int>(onSave: { saved in
       guard let shared = box.withLock({ $0 }) else { return }
       seen.withLock { $0.append(shared.wrappedValue) }

@@ -52,8 +52,8 @@ struct ConflictOnceKey<Value: Sendable>: AtomicSharedKey {
 
 /// A count of injected faults left, taken one at a time from any thread.
 final class Remaining: Sendable {
-  private let count: Mutex<Int>
-  init(_ count: Int) { self.count = Mutex(count) }
+  private let count: Lock<Int>
+  init(_ count: Int) { self.count = Lock(count) }
   /// Whether a fault was left (and is now used).
   func take() -> Bool {
     count.withLock { remaining in
@@ -65,7 +65,7 @@ final class Remaining: Sendable {
 
 /// Counts the runs of an update body from any thread.
 final class RunCounter: Sendable {
-  private let count = Mutex(0)
+  private let count = Lock(0)
   func increment() { count.withLock { $0 += 1 } }
   var value: Int { count.withLock { $0 } }
 }
@@ -118,7 +118,7 @@ struct SharedUpdateTests {
     let key = ConflictOnceKey(base: TestKey("observed", store: store), interloper: { $0 })
     @Shared(key) var first = 0
     @Shared(key) var second = 0
-    let values = Mutex<[Int]>([])
+    let values = Lock<[Int]>([])
     let cancellable = $second.publisher.sink { value in values.withLock { $0.append(value) } }
     try await $first.update { $0 = 42 }
     #expect(second == 42)

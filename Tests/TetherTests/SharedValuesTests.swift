@@ -35,7 +35,7 @@ struct SharedValuesTests {
 
   @Test func cancellingTheLoopsTaskUnsubscribes() async throws {
     let store = TestStore<Int>()
-    let started = Mutex(false)
+    let started = Lock(false)
     let loop: Task<Void, Never>
     do {
       @Shared(TestKey(store: store)) var value = 0

@@ -11,7 +11,7 @@ struct SharedWithLockTests {
   @Test func throwingBodyLeavesAWordSizedValueUnchangedUnpublishedAndUnsaved() throws {
     let store = TestStore<Int>(stored: 1)
     @Shared(TestKey("count", store: store)) var count = 0
-    let seen = Mutex<[Int]>([])
+    let seen = Lock<[Int]>([])
     let cancellable = $count.publisher.sink { value in seen.withLock { $0.append(value) } }
     #expect(throws: Failure.self) {
       try $count.withLock { value in
@@ -35,7 +35,7 @@ struct SharedWithLockTests {
     }
     let store = TestStore<Profile>()
     @Shared(TestKey("profile", store: store)) var profile = Profile()
-    let announcements = Mutex(0)
+    let announcements = Lock(0)
     let cancellable = $profile.publisher.sink { _ in announcements.withLock { $0 += 1 } }
     #expect(throws: Failure.self) {
       try $profile.withLock { profile in

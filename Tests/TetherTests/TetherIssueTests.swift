@@ -23,7 +23,7 @@ private struct HandOverKey: SharedReaderKey, CustomStringConvertible {
 struct TetherIssueTests {
   @Test func aReportNamesTheKeyAndTheLineOfTheMisuse() throws {
     let issues = TetherIssueRecorder()
-    let lineBefore = Mutex(0)
+    let lineBefore = Lock(0)
     _ = issues.record {
       SharedReader(
         wrappedValue: 0,
@@ -55,7 +55,7 @@ struct TetherIssueTests {
     let test = try #require(Test.current)
     try await withKnownIssue {
       try await IsolatedSharedStateTrait().provideScope(for: test, testCase: nil) {
-        let held = Mutex<LoadContinuation<Int>?>(nil)
+        let held = Lock<LoadContinuation<Int>?>(nil)
         let value = SharedReader(
           wrappedValue: 0,
           HandOverKey(id: "late") { continuation in
@@ -75,7 +75,7 @@ struct TetherIssueTests {
   }
 
   @Test func theHandlerRoutesReportsToTheUsersLogger() {
-    let logged = Mutex<[TetherIssue]>([])
+    let logged = Lock<[TetherIssue]>([])
     let previous = TetherIssue.handler
     TetherIssue.handler = { issue in
       guard issue.key?.contains("routed") == true else { return }

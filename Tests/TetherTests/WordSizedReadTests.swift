@@ -66,7 +66,7 @@ struct WordSizedReadTests {
   @Test func observationTrackingStartedAfterTheFirstReadStillFires() async {
     @Shared(.inMemory("count")) var count = 0
     #expect(count == 0)  // Later reads take the shortcut.
-    let fired = Mutex(0)
+    let fired = Lock(0)
     withObservationTracking {
       _ = count
     } onChange: {

@@ -350,7 +350,7 @@ public final class FirebaseConfigSource: CacheAttachedSource {
     HTTPRequest(
       method: .post, url: fetchURL,
       headers: [
-        "Content-Type": "application/json", "Accept": "application/json",
+        "Content-Type": "application/json",
         "If-None-Match": etag ?? "*",
         "X-Goog-Firebase-Installations-Auth": installation.authToken,
         "X-Firebase-RC-Fetch-Type": type,

@@ -1,15 +1,16 @@
 import Streams
 import Synchronization
 import TestSupport
+import Tether
 
 /// Collects what an `AsyncStream` or a publisher delivers, so a test can wait for the n-th
 /// value with a deadline instead of sleeping.
 final class Recorder<Value: Sendable>: Sendable {
   private final class Storage: Sendable {
-    let values = Mutex<[Value]>([])
+    let values = Lock<[Value]>([])
   }
   private let received = Storage()
-  private let subscription = Mutex<AnyCancellable?>(nil)
+  private let subscription = Lock<AnyCancellable?>(nil)
 
   init() {}
 

@@ -33,12 +33,12 @@ final class TestStore<Value: Sendable>: Sendable {
     var nextSubscriber = 0
   }
 
-  let state: Mutex<State>
+  let state: Lock<State>
   /// Called at the start of every save, outside any lock (for re-entrancy tests).
   let onSave: (@Sendable (Value) -> Void)?
 
   init(stored: Value? = nil, onSave: (@Sendable (Value) -> Void)? = nil) {
-    state = Mutex(State(stored: stored))
+    state = Lock(State(stored: stored))
     self.onSave = onSave
   }
 
