@@ -319,10 +319,19 @@ final class Reference<Value: Sendable>: MutableReference {
 
   /// Records an applied change under the lock and queues its deliveries. Returns what to
   /// deliver if the caller becomes the drainer.
-  @inlinable
+  ///
+  /// The common case (nothing to save, nobody listening) is a counter bump, inlined into
+  /// `withLock`; queueing is out of line.
+  @inlinable @inline(__always)
   func recordChange(_ state: inout State, save: Bool) -> DrainStart? {
     state.version &+= 1
     guard save || !state.listeners.isEmpty else { return nil }
+    return queueChange(&state, save: save)
+  }
+
+  /// `recordChange`'s queueing part: numbers the save and enqueues the delivery.
+  @usableFromInline
+  func queueChange(_ state: inout State, save: Bool) -> DrainStart? {
     var sequence: UInt64?
     if save {
       state.saveSequence &+= 1
