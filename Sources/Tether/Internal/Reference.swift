@@ -256,7 +256,7 @@ final class Reference<Value: Sendable>: MutableReference {
 
   // MARK: Mutating
 
-  @inlinable
+  @inlinable @inline(__always)
   func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
     try withLock(body, save: savesToKey)
   }
@@ -267,33 +267,33 @@ final class Reference<Value: Sendable>: MutableReference {
   /// A body that throws leaves the value as it was: nothing is published or saved. The value
   /// before the body is kept anyway (in `word` for word-sized values, else in `snapshot`) for
   /// comparison and for nested reads, so a body that cannot throw pays nothing for this.
-  @inlinable
+  ///
+  /// Always inlined, so the caller's body closure is inlined with it: no indirect call and no
+  /// closure context on the stack (this halves `core.withlock`; the slow paths stay out of
+  /// line).
+  @inlinable @inline(__always)
   func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R, save: Bool) throws(E) -> R {
     let thread = ThreadIdentity.current
     if owner.load(ordering: .relaxed) == thread { return try nestedWithLock(body) }
     var result: R?
-    var failure: E?
-    let (observable, drain) = state.withLock { state -> (Bool, DrainStart?) in
+    let (observable, drain) = try state.withLock { state throws(E) -> (Bool, DrainStart?) in
       if !Self.isWordSized { snapshot = state.value }
       owner.store(thread, ordering: .relaxed)
       do throws(E) {
         result = try body(&state.value)
       } catch {
-        failure = error
+        owner.store(0, ordering: .relaxed)
+        state.value = valueBeforeBodyEnds()
+        throw error
       }
       owner.store(0, ordering: .relaxed)
       let old = valueBeforeBodyEnds()
-      if failure != nil {
-        state.value = old
-        return (false, nil)
-      }
       storeWord(state.value)
       if isEquatable, isSame(old, state.value) { return (false, nil) }
       return (state.observable, recordChange(&state, save: save))
     }
     if observable { notifyObservation(valuePath) }
     if let drain { self.drain(drain) }
-    if let failure { throw failure }
     return result!
   }
 
