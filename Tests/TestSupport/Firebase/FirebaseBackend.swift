@@ -74,7 +74,12 @@ extension FirebaseFakeServer {
 
     func fetch(_ request: RecordedRequest, apiKey: String) -> HTTPResponse {
       guard request.method == "POST" else { return HTTPResponse(status: 405) }
-      guard request.query?.split(separator: "&").contains("key=\(apiKey)") == true else {
+      let keyParameter = "key=\(apiKey)"
+      guard
+        request.query?.utf8.split(separator: UInt8(ascii: "&")).contains(where: {
+          $0.elementsEqual(keyParameter.utf8)
+        }) == true
+      else {
         return Self.error(
           400, "API key not valid. Please pass a valid API key.", "INVALID_ARGUMENT")
       }
@@ -126,10 +131,13 @@ extension FirebaseFakeServer {
         // The tag of a version's evaluated entries is computed once, as a real backend
         // would: the matching conditions decide the entries.
         let tagKey = TagKey(version: template.version, matching: matching)
-        let etag =
-          state.etags[tagKey]
-          ?? Self.etag(version: template.version, entries: entries)
-        state.etags[tagKey] = etag
+        let etag: String
+        if let known = state.etags[tagKey] {
+          etag = known
+        } else {
+          etag = Self.etag(version: template.version, entries: entries)
+          state.etags[tagKey] = etag
+        }
         if request.header("If-None-Match") == etag {
           switch state.notModifiedAnswer {
           case .status304: return HTTPResponse(status: 304, headers: ["ETag": etag])

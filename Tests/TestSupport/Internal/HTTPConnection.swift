@@ -60,13 +60,14 @@ final class HTTPConnection {
     }
     let arrival = ContinuousClock.now
     let date = Date()
-    let parts = requestLine.split(separator: " ")
-    guard parts.count == 3, parts[2].hasPrefix("HTTP/1.") else {
+    // Split by bytes: the request line is ASCII, and Character-wise splitting is costly.
+    let parts = requestLine.utf8.split(separator: UInt8(ascii: " ")).map { String(Substring($0)) }
+    guard parts.count == 3, parts[2].utf8.starts(with: "HTTP/1.".utf8) else {
       throw HTTPProtocolError("bad request line \(requestLine.debugDescription)")
     }
     let fields = try reader.readHeaderFields(deadline: nil)
     var draft = RecordedRequestDraft(
-      method: String(parts[0]), target: String(parts[1]), version: String(parts[2]),
+      method: parts[0], target: parts[1], version: parts[2],
       headerFields: fields, body: Data(), arrival: arrival, date: date)
     if draft.header("Expect")?.lowercased() == "100-continue" {
       try socket.send(Data("HTTP/1.1 100 Continue\r\n\r\n".utf8))

@@ -171,9 +171,9 @@ struct RecordedRequestDraft: Sendable {
   }
 
   func recorded(connection: Int, sequence: Int) -> RecordedRequest {
-    let pathEnd = target.firstIndex(of: "?")
+    let pathEnd = target.utf8.firstIndex(of: UInt8(ascii: "?"))
     let path = String(target[..<(pathEnd ?? target.endIndex)])
-    let query = pathEnd.map { String(target[target.index(after: $0)...]) }
+    let query = pathEnd.map { String(target[target.utf8.index(after: $0)...]) }
     return RecordedRequest(
       method: method, path: path, query: query, headerFields: headerFields, body: body,
       arrival: arrival, date: date, connectionNumber: connection, sequenceNumber: sequence)
