@@ -126,8 +126,10 @@ final class SocketReader {
         throw HTTPProtocolError("malformed header line \(text.debugDescription)")
       }
       fields.append(
-        (Self.trimmingBlanks(buffer[line.lowerBound..<colon]),
-          Self.trimmingBlanks(buffer[(colon + 1)..<line.upperBound])))
+        (
+          Self.trimmingBlanks(buffer[line.lowerBound..<colon]),
+          Self.trimmingBlanks(buffer[(colon + 1)..<line.upperBound])
+        ))
     }
   }
 
