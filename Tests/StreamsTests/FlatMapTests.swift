@@ -63,6 +63,33 @@ import Testing
     #expect(recorder.events == [.subscription, .value("1a"), .completion(.finished)])
   }
 
+  @Test func anInnerThatFinishesBeforeOlderAndNewerOnesLeavesThemAttached() {
+    let recorder = record()
+    for key in 1...4 { upstream.send(key) }
+    inners[2].send(completion: .finished)
+    inners[1].send(completion: .finished)
+    inners[3].send("3a")
+    inners[4].send("4a")
+    upstream.send(completion: .finished)
+    #expect(recorder.completions.isEmpty)
+    inners[4].send(completion: .finished)
+    #expect(recorder.completions.isEmpty)
+    inners[3].send("3b")
+    inners[3].send(completion: .finished)
+    #expect(
+      recorder.events == [
+        .subscription, .value("3a"), .value("4a"), .value("3b"), .completion(.finished),
+      ])
+  }
+
+  @Test func cancelAfterAMiddleInnerFinishedCancelsTheOthers() {
+    let recorder = record()
+    for key in 1...3 { upstream.send(key) }
+    inners[2].send(completion: .finished)
+    recorder.cancel()
+    #expect(inners[1].subscriberCount == 0 && inners[3].subscriberCount == 0)
+  }
+
   @Test func anInnerFailureIsForwardedAndCancelsEverythingElse() {
     let recorder = record()
     upstream.send(1)

@@ -110,7 +110,15 @@ final class SerializedDownstream<Downstream: Subscriber>: Sendable {
   /// - Returns: The demand the subscriber added while receiving values.
   @inlinable
   func deliver(_ value: Input, to downstream: Downstream) -> Subscribers.Demand {
-    downstream.receive(value) + deliver()
+    let added = downstream.receive(value)
+    // Nearly always nothing was queued meanwhile: hand delivery back in one lock round trip
+    // that returns a plain flag, without the queue-draining loop.
+    let drained = state.withLock { state -> Bool in
+      guard state.queue.isEmpty, state.downstream != nil else { return false }
+      state.isDelivering = false
+      return true
+    }
+    return drained ? added : added + deliver()
   }
 
   /// Delivers what ``enqueue(value:)`` decided; call without holding a lock.
