@@ -2,9 +2,10 @@ import Dispatch
 import Foundation
 import Synchronization
 
+import Tether
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
-import Tether
 #endif
 
 /// Sends typed ``Endpoint``s (and plain ``HTTPRequest``s) to one server.

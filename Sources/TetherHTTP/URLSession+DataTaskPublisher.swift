@@ -2,9 +2,10 @@ import Foundation
 import Streams
 import Synchronization
 
+import Tether
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
-import Tether
 #endif
 
 extension URLSession {

@@ -2,9 +2,10 @@ import Dispatch
 import Foundation
 import Synchronization
 
+import Tether
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
-import Tether
 #endif
 
 /// The one place Tether talks to URLSession. Every request any module makes goes through it,

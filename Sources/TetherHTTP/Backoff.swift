@@ -1,0 +1,98 @@
+/// How long to wait before trying again after failures: the one back-off every Tether module
+/// uses (HTTP retries, `.http` polling and server-sent events, remote-config polling, etcd
+/// reconnections, Firebase realtime).
+///
+/// After *n* consecutive failures the ceiling is `initial * multiplier^(n-1)`, capped at
+/// `maximum`. With ``Jitter/full`` the wait is random between `minimum` and that ceiling
+/// ("full jitter", so that many clients that failed together do not come back together);
+/// with ``Jitter/none`` it is the ceiling. A server's `Retry-After` is a floor, itself never
+/// beyond `maximum` (a hostile header cannot stop a client for years), and with
+/// `maximumFailures` the back-off gives up: ``delay(afterFailures:retryAfter:random:)``
+/// returns `nil`.
+///
+/// ```swift
+/// let backoff = Backoff(initial: .milliseconds(200), maximum: .seconds(10))
+/// var failures = 0
+/// while true {
+///   do { return try await fetch() } catch {
+///     failures += 1
+///     guard let wait = backoff.delay(afterFailures: failures) else { throw error }
+///     try await Task.sleep(for: wait)
+///   }
+/// }
+/// ```
+public struct Backoff: Sendable, Hashable {
+  /// How the wait is spread below its ceiling.
+  public enum Jitter: Sendable, Hashable {
+    /// Random between ``Backoff/minimum`` and the ceiling.
+    case full
+    /// Exactly the ceiling.
+    case none
+  }
+
+  /// The ceiling after the first failure.
+  public var initial: Duration
+  /// The longest wait, whatever the failure count or the server asks for.
+  public var maximum: Duration
+  /// How much the ceiling grows per further failure (at least 1).
+  public var multiplier: Double
+  /// The shortest wait (for polling: the poll interval).
+  public var minimum: Duration
+  /// How the wait is spread below its ceiling.
+  public var jitter: Jitter
+  /// After this many consecutive failures, give up (`nil`: never).
+  public var maximumFailures: Int?
+
+  /// Creates a back-off. `maximum` is raised to `initial` and `minimum` lowered to
+  /// `maximum` when they would cross.
+  public init(
+    initial: Duration, maximum: Duration, multiplier: Double = 2, minimum: Duration = .zero,
+    jitter: Jitter = .full, maximumFailures: Int? = nil
+  ) {
+    self.initial = max(.zero, initial)
+    self.maximum = max(self.initial, maximum)
+    self.multiplier = multiplier.isFinite ? max(1, multiplier) : 2
+    self.minimum = min(max(.zero, minimum), self.maximum)
+    self.jitter = jitter
+    self.maximumFailures = maximumFailures.map { max(0, $0) }
+  }
+
+  /// The ceiling of the wait after `failures` consecutive failures (0: ``minimum``).
+  public func ceiling(afterFailures failures: Int) -> Duration {
+    guard failures > 0 else { return minimum }
+    let seconds = initial.seconds * pow(multiplier, Double(min(failures - 1, 64)))
+    return max(minimum, min(maximum, Duration.clamped(seconds: seconds)))
+  }
+
+  /// The wait after `failures` consecutive failures, never shorter than `retryAfter` (itself
+  /// capped at ``maximum``), or `nil` when the back-off gives up (more than
+  /// ``maximumFailures``).
+  ///
+  /// - Parameter random: A value in `0...1` that places the wait under its ceiling; the
+  ///   default draws one (tests pass their own).
+  public func delay(
+    afterFailures failures: Int, retryAfter: Duration? = nil,
+    random: Double = Double.random(in: 0...1)
+  ) -> Duration? {
+    if let maximumFailures, failures > maximumFailures { return nil }
+    let ceiling = ceiling(afterFailures: failures)
+    var wait = ceiling
+    if jitter == .full, failures > 0 {
+      let fraction = random.isFinite ? min(1, max(0, random)) : 1
+      wait = minimum + (ceiling - minimum) * fraction
+    }
+    if let retryAfter { wait = max(wait, min(max(.zero, retryAfter), maximum)) }
+    return wait
+  }
+}
+
+/// `x^y` for the back-off's growth, without importing Foundation into the public surface.
+private func pow(_ x: Double, _ y: Double) -> Double {
+  var result = 1.0
+  var count = Int(y)
+  while count > 0 && result < 1e12 {
+    result *= x
+    count -= 1
+  }
+  return result
+}
