@@ -1,7 +1,6 @@
 import Dispatch
 import Foundation
 import Synchronization
-
 import Tether
 
 #if canImport(FoundationNetworking)
@@ -26,11 +25,15 @@ import FoundationNetworking
 ///   never from `https` to `http`.
 /// - Retries follow `retryPolicy` (idempotent requests only); `interceptors` run around
 ///   each attempt.
-/// - Transport: `https` goes through URLSession. Plain `http` goes over Tether's own
-///   HTTP/1.1 connections (kept alive and reused; no compression is negotiated; streams do
-///   not follow redirects), because on Linux URLSession ends the process on some answers
-///   (trailers, a connection closed before any answer). With `http_proxy` or `all_proxy` set
-///   in the environment, `http` goes through URLSession too.
+/// - Transport: on Linux, plain `http` goes over Tether's own event-driven engine: a few I/O
+///   threads for the whole process (never Swift's cooperative pool), at most
+///   `maximumConnectionsPerOrigin` kept-alive connections per origin (8 by default; more
+///   requests wait their turn in order), idle connections closed after 60 s, no compression
+///   negotiated. Each stream (``serverSentEvents(for:)``, ``streamingResponse(for:)``) has a
+///   connection of its own and a bounded buffer (256 KiB): when its consumer lags, the socket
+///   is not read and TCP slows the server down. `https`, a proxy set in the environment
+///   (`http_proxy`, `all_proxy`), and Apple platforms use URLSession. Redirects, the deadline
+///   and the request checks are the same for both.
 ///
 /// A client is `Sendable`: share one per server. Its connections close when it is released.
 public final class HTTPClient: Sendable {
@@ -51,9 +54,15 @@ public final class HTTPClient: Sendable {
   public let retryPolicy: HTTPRetryPolicy
   /// Steps run around every request, in order.
   public let interceptors: [HTTPInterceptor]
+  /// The most connections open at once to one origin (scheme, host, port) for buffered
+  /// requests; more requests wait their turn, oldest first. Streams are not counted: each
+  /// has a connection of its own.
+  public let maximumConnectionsPerOrigin: Int
+  /// How long a stream's server may stay silent, once the head arrived, before the stream
+  /// ends with ``HTTPError/timedOut(url:after:)`` (time the consumer lags does not count).
+  public let streamIdleTimeout: Duration
 
-  let transport: HTTPTransport
-  private let lowercasedSensitiveHeaders: Set<String>
+  let executor: RequestExecutor
 
   /// Creates a client for the server at `baseURL`.
   ///
@@ -67,32 +76,45 @@ public final class HTTPClient: Sendable {
   ///   - maximumRedirects: Default 5.
   ///   - retryPolicy: When failed requests are repeated; default ``HTTPRetryPolicy/default``.
   ///   - interceptors: Steps run around every request, in order.
+  ///   - maximumConnectionsPerOrigin: Default 8.
+  ///   - streamIdleTimeout: How long a stream's server may stay silent; default 5 minutes.
   public convenience init(
     baseURL: URL, headers: [String: String] = [:], sensitiveHeaders: Set<String> = [],
     timeout: Duration = .seconds(30), maximumResponseSize: Int = 8 << 20,
     maximumRedirects: Int = 5, retryPolicy: HTTPRetryPolicy = .default,
-    interceptors: [HTTPInterceptor] = []
+    interceptors: [HTTPInterceptor] = [], maximumConnectionsPerOrigin: Int = 8,
+    streamIdleTimeout: Duration = .seconds(300)
   ) {
     self.init(
       baseURL: baseURL, headers: headers, sensitiveHeaders: sensitiveHeaders, timeout: timeout,
       maximumResponseSize: maximumResponseSize, maximumRedirects: maximumRedirects,
-      retryPolicy: retryPolicy, interceptors: interceptors, plainHTTPOverSockets: true)
+      retryPolicy: retryPolicy, interceptors: interceptors,
+      maximumConnectionsPerOrigin: maximumConnectionsPerOrigin,
+      streamIdleTimeout: streamIdleTimeout, plainHTTPOverSockets: true)
   }
 
   /// Creates a client, choosing the transport of plain `http` (tests compare the two).
   ///
   /// With `plainHTTPOverSockets` (what the public initializer chooses), plain `http` goes over
-  /// Tether's own HTTP/1.1 socket transport: redirects follow the same rules, nothing is
-  /// decompressed (none is asked for), and no answer a server sends can end the process (on
-  /// Linux, URLSession traps on responses with trailers and on connections closed before any
+  /// Tether's own engine on Linux: redirects follow the same rules, nothing is decompressed
+  /// (none is asked for), and no answer a server sends can end the process (on Linux,
+  /// URLSession traps on responses with trailers and on connections closed before any
   /// answer). With a proxy in the environment, and for `https` always, URLSession is used.
   package init(
     baseURL: URL, headers: [String: String] = [:], sensitiveHeaders: Set<String> = [],
     timeout: Duration = .seconds(30), maximumResponseSize: Int = 8 << 20,
     maximumRedirects: Int = 5, retryPolicy: HTTPRetryPolicy = .default,
-    interceptors: [HTTPInterceptor] = [], plainHTTPOverSockets: Bool
+    interceptors: [HTTPInterceptor] = [], maximumConnectionsPerOrigin: Int = 8,
+    streamIdleTimeout: Duration = .seconds(300), plainHTTPOverSockets: Bool
   ) {
-    transport = HTTPTransport(plainHTTPOverSockets: plainHTTPOverSockets)
+    executor = RequestExecutor(
+      engine: RequestExecutor.makeEngine(
+        plainHTTPOverSockets: plainHTTPOverSockets,
+        maximumConnectionsPerOrigin: maximumConnectionsPerOrigin,
+        connectTimeout: timeout.seconds),
+      maximumRedirects: max(0, maximumRedirects), sensitiveHeaders: sensitiveHeaders)
+    self.maximumConnectionsPerOrigin = max(1, maximumConnectionsPerOrigin)
+    self.streamIdleTimeout = streamIdleTimeout
     self.baseURL = baseURL
     self.headers = headers
     self.sensitiveHeaders = sensitiveHeaders
@@ -101,10 +123,9 @@ public final class HTTPClient: Sendable {
     self.maximumRedirects = max(0, maximumRedirects)
     self.retryPolicy = retryPolicy
     self.interceptors = interceptors
-    lowercasedSensitiveHeaders = Set(sensitiveHeaders.map { $0.lowercased() })
   }
 
-  deinit { transport.invalidate() }
+  deinit { executor.shutDown() }
 
   // MARK: - Typed endpoints
 
@@ -163,12 +184,13 @@ public final class HTTPClient: Sendable {
 
   // MARK: - Plain requests
 
-  /// Sends `request` with the client's interceptors, retries and limits, and returns the
-  /// response whatever its status.
+  /// Sends `request` with the client's default headers (the request's own win), interceptors,
+  /// retries and limits, and returns the response whatever its status.
   ///
   /// - Throws: ``HTTPError`` when no response arrived (or the last attempt's status was a
   ///   transient failure that was retried: then its status error).
   public func response(for request: HTTPRequest) async throws(HTTPError) -> HTTPResponseMessage {
+    let request = withDefaultHeaders(request)
     var attempt = 1
     var interceptorRetried = false
     while true {
@@ -212,15 +234,13 @@ public final class HTTPClient: Sendable {
         }
       guard let failure, HTTPRetryPolicy.isTransient(failure), request.method.isIdempotent,
         attempt < retryPolicy.maximumAttempts,
-        let delay = retryPolicy.delay(
-          beforeRetry: attempt, retryAfter: failure.retryAfter,
-          random: Double.random(in: 0...1))
+        let delay = retryPolicy.delay(beforeRetry: attempt, retryAfter: failure.retryAfter)
       else {
         return try outcome.get()
       }
       attempt += 1
       do {
-        try await Task.sleep(for: .clamped(seconds: delay))
+        try await Task.sleep(for: delay)
       } catch {
         throw .cancelled
       }
@@ -229,22 +249,22 @@ public final class HTTPClient: Sendable {
 
   /// One attempt, no interceptors, no retries.
   func perform(_ request: HTTPRequest) async throws(HTTPError) -> HTTPResponseMessage {
-    try Self.validateHeaders(of: request)
-    let raw: RawHTTPResponse
-    do {
-      raw = try await transport.perform(
-        urlRequest(for: request), limit: maximumResponseSize,
-        timeout: (request.timeout ?? timeout).seconds,
-        sensitiveHeaders: lowercasedSensitiveHeaders, maximumRedirects: maximumRedirects)
-    } catch let error as HTTPError {
-      throw error
-    } catch {
-      throw .cancelled
-    }
+    let raw = try await executor.perform(
+      request, limit: maximumResponseSize, timeout: (request.timeout ?? timeout).seconds)
     var response = HTTPResponseMessage(status: raw.status)
     response.headers = raw.headers
     response.body = raw.body
     return response
+  }
+
+  /// `request` with every default header it does not set itself.
+  func withDefaultHeaders(_ request: HTTPRequest) -> HTTPRequest {
+    guard !headers.isEmpty else { return request }
+    var request = request
+    for (name, value) in headers where request.header(name) == nil {
+      request.headers[name] = value
+    }
+    return request
   }
 
   /// Opens `request` as a `text/event-stream` and yields each event as it arrives.
@@ -255,41 +275,42 @@ public final class HTTPClient: Sendable {
   /// }
   /// ```
   ///
-  /// The sequence ends when the server ends the body and throws ``HTTPError`` when the
-  /// connection fails or the status is not 200 (no retries: reconnecting is the caller's
-  /// choice, with `Last-Event-ID` from the last event's ``ServerSentEvent/id``). An event
-  /// larger than ``maximumResponseSize`` is ``HTTPError/tooLarge(url:limit:)``. Cancelling the
-  /// consuming task closes the connection.
+  /// The request is sent when the loop first asks for an event. The sequence ends when the
+  /// server ends the body and throws ``HTTPError`` when the connection fails, the server stays
+  /// silent for ``streamIdleTimeout``, or the status is not 200 (no retries: reconnecting is
+  /// the caller's choice, with `Last-Event-ID` from the last event's ``ServerSentEvent/id``).
+  /// Events are read from the network only as fast as the loop takes them (at most 256 KiB
+  /// wait unread). An event larger than ``maximumResponseSize`` is
+  /// ``HTTPError/tooLarge(url:limit:)``. Cancelling the consuming task, or dropping the
+  /// sequence, closes the connection.
   public func serverSentEvents(
     for request: HTTPRequest
   ) -> AsyncThrowingStream<ServerSentEvent, any Error> {
+    let source = Lock<EventSource?>(nil)
+    return AsyncThrowingStream { [self] in
+      let events: EventSource
+      if let open = source.withLock({ $0 }) {
+        events = open
+      } else {
+        events = try await openEvents(request)
+        guard events.status == 200 else {
+          throw HTTPError.status(
+            events.status, url: HTTPError.redacted(request.url), bodyExcerpt: "",
+            retryAfter: events.headers["retry-after"].flatMap { HeaderParsing.retryAfter($0) })
+        }
+        source.withLock { $0 = events }
+      }
+      return try await events.next()
+    }
+  }
+
+  /// Opens `request` as an event stream (interceptors' `prepare` runs) and returns at its
+  /// head: the status is the caller's to check.
+  func openEvents(_ request: HTTPRequest) async throws(HTTPError) -> EventSource {
     var request = request
     if request.header("Accept") == nil { request.setHeader("Accept", "text/event-stream") }
-    let (events, continuation) = AsyncThrowingStream<ServerSentEvent, any Error>.makeStream()
-    let parser = Lock(ServerSentEventParser(limit: maximumResponseSize))
-    let url = HTTPError.redacted(request.url)
-    let cancel = stream(request) { event in
-      switch event {
-      case .head(let status, let headers):
-        if status != 200 {
-          continuation.finish(
-            throwing: HTTPError.status(
-              status, url: url, bodyExcerpt: "",
-              retryAfter: headers["retry-after"].flatMap { HeaderParsing.retryAfter($0) }))
-        }
-      case .chunk(let data):
-        do {
-          for event in try parser.withLock({ try $0.feed(data) }) { continuation.yield(event) }
-        } catch {
-          continuation.finish(
-            throwing: HTTPError.tooLarge(url: url, limit: parser.withLock { $0.limit }))
-        }
-      case .end(let error):
-        continuation.finish(throwing: error)
-      }
-    }
-    continuation.onTermination = { _ in cancel() }
-    return events
+    let response = try await openStream(request)
+    return EventSource(response, url: request.url, limit: maximumResponseSize)
   }
 
   /// Sends `request` and returns as soon as the head arrives, with the body as a stream of
@@ -302,105 +323,32 @@ public final class HTTPClient: Sendable {
   /// ```
   ///
   /// No retries and no size limit on the whole body (each chunk is as small as the network
-  /// delivers it); interceptors' `prepare` runs. The body stream ends when the server ends
-  /// the body and throws ``HTTPError`` when the connection fails. Cancelling the task that
-  /// iterates the body (or dropping the stream) closes the connection.
+  /// delivers it); default headers are added and interceptors' `prepare` runs; redirects are
+  /// followed. The head must arrive within ``timeout``; then the server may stay silent for at
+  /// most ``streamIdleTimeout``. The body is read only as fast as it is consumed (at most
+  /// 256 KiB wait unread; the server is slowed down by TCP). The body stream ends when the
+  /// server ends the body and throws ``HTTPError`` when the connection fails. Cancelling the
+  /// task that iterates the body (or dropping the stream) closes the connection.
   ///
   /// - Throws: ``HTTPError`` when no head arrives (unreachable, timed out, cancelled).
   public func streamingResponse(
     for request: HTTPRequest
   ) async throws(HTTPError) -> HTTPStreamingResponse {
-    var prepared = request
+    let response = try await openStream(request)
+    return HTTPStreamingResponse(
+      status: response.status, headers: response.headers, body: response.body.stream())
+  }
+
+  private func openStream(_ request: HTTPRequest) async throws(HTTPError) -> StreamedResponse {
+    var prepared = withDefaultHeaders(request)
     do {
       for interceptor in interceptors { try await interceptor.prepare(&prepared) }
     } catch {
       throw Self.interceptorError(error)
     }
-    let (body, bodyContinuation) = AsyncThrowingStream<Data, any Error>.makeStream()
-    let head = Lock<CheckedContinuation<(Int, [String: String]), any Error>?>(nil)
-    let timeout = (prepared.timeout ?? self.timeout).seconds
-    let url = HTTPError.redacted(prepared.url)
-    let cancelBox = Lock<(@Sendable () -> Void)?>(nil)
-    do {
-      let (status, headers) = try await withTaskCancellationHandler {
-        try await withCheckedThrowingContinuation { continuation in
-          head.withLock { $0 = continuation }
-          let cancel = stream(prepared) { event in
-            switch event {
-            case .head(let status, let headers):
-              head.withLock { $0.take() }?.resume(returning: (status, headers))
-            case .chunk(let data):
-              bodyContinuation.yield(data)
-            case .end(let error):
-              head.withLock { $0.take() }?.resume(throwing: error ?? HTTPError.cancelled)
-              bodyContinuation.finish(throwing: error)
-            }
-          }
-          cancelBox.withLock { $0 = cancel }
-          bodyContinuation.onTermination = { _ in cancel() }
-          DispatchQueue.global().asyncAfter(deadline: .now() + min(timeout, 1e9)) {
-            guard let waiting = head.withLock({ $0.take() }) else { return }
-            waiting.resume(throwing: HTTPError.timedOut(url: url, after: timeout))
-            cancel()
-          }
-        }
-      } onCancel: {
-        head.withLock { $0.take() }?.resume(throwing: HTTPError.cancelled)
-        cancelBox.withLock { $0 }?()
-      }
-      return HTTPStreamingResponse(status: status, headers: headers, body: body)
-    } catch let error as HTTPError {
-      throw error
-    } catch {
-      throw .cancelled
-    }
-  }
-
-  /// Opens `request` as a stream: `handler` gets the head, each chunk and the end. The
-  /// returned closure cancels it.
-  func stream(
-    _ request: HTTPRequest, handler: @escaping @Sendable (HTTPTransport.StreamEvent) -> Void
-  ) -> @Sendable () -> Void {
-    do throws(HTTPError) {
-      try Self.validateHeaders(of: request)
-    } catch {
-      handler(.end(error))
-      return {}
-    }
-    return transport.stream(
-      urlRequest(for: request), limit: maximumResponseSize,
-      sensitiveHeaders: lowercasedSensitiveHeaders, maximumRedirects: maximumRedirects,
-      handler: handler)
-  }
-
-  func urlRequest(for request: HTTPRequest) -> URLRequest {
-    var urlRequest = URLRequest(
-      url: request.url, cachePolicy: .reloadIgnoringLocalCacheData,
-      timeoutInterval: max(1, (request.timeout ?? timeout).seconds))
-    urlRequest.httpMethod = request.method.rawValue
-    // One assignment costs a tenth of one `setValue` per header; `setValue` is kept for the
-    // rare request whose names repeat in another case (it keeps one of each, as it always did).
-    let names = Set(request.headers.keys.lazy.map { $0.lowercased() })
-    if names.count == request.headers.count {
-      urlRequest.allHTTPHeaderFields = request.headers
-    } else {
-      for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
-    }
-    urlRequest.httpBody = request.body
-    return urlRequest
-  }
-
-  /// Refuses a header whose name is not a token or whose value holds a line break or NUL:
-  /// such a header could smuggle a second request, and URLSession would drop it silently.
-  static func validateHeaders(of request: HTTPRequest) throws(HTTPError) {
-    for (name, value) in request.headers {
-      guard !name.isEmpty,
-        !name.utf8.contains(where: { $0 <= 0x20 || $0 == 0x3A || $0 >= 0x7F }),
-        !value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 })
-      else {
-        throw .invalidRequest("the header \"\(name)\" has a line break or an invalid name")
-      }
-    }
+    return try await executor.stream(
+      prepared, headTimeout: (prepared.timeout ?? timeout).seconds,
+      idleTimeout: streamIdleTimeout.seconds)
   }
 
   private static func interceptorError(_ error: any Error) -> HTTPError {

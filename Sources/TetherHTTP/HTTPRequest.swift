@@ -80,7 +80,7 @@ extension HTTPRequest: CustomStringConvertible, CustomDebugStringConvertible {
   /// of credentials (`Authorization`, `Cookie`, `Proxy-Authorization`, `X-API-Key`) hidden,
   /// so that printing or logging a request never shows a secret.
   public var description: String {
-    let credentials = HTTPTransport.credentialHeaders.union(["x-api-key"])
+    let credentials = RequestExecutor.credentialHeaders.union(["x-api-key"])
     let fields = headers.keys.sorted().map { name in
       credentials.contains(name.lowercased()) ? "\(name): <redacted>" : "\(name): \(headers[name]!)"
     }

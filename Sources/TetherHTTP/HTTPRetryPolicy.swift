@@ -43,13 +43,15 @@ public struct HTTPRetryPolicy: Sendable, Hashable {
     }
   }
 
-  /// The wait in seconds before retry number `retry` (1-based), or `nil` to give up because
-  /// the server asked for longer than ``maximumDelay``.
-  func delay(beforeRetry retry: Int, retryAfter: Double?, random: Double) -> Double? {
-    let cap = maximumDelay.seconds
-    if let retryAfter, retryAfter > cap { return nil }
-    let ceiling = min(cap, initialDelay.seconds * Double(1 << min(max(0, retry - 1), 30)))
-    return max(ceiling * random, retryAfter ?? 0)
+  /// The wait before retry number `retry` (1-based), or `nil` to give up because the server
+  /// asked for longer than ``maximumDelay``.
+  func delay(
+    beforeRetry retry: Int, retryAfter: Double?, random: Double = Double.random(in: 0...1)
+  ) -> Duration? {
+    if let retryAfter, retryAfter > maximumDelay.seconds { return nil }
+    let backoff = Backoff(initial: initialDelay, maximum: maximumDelay)
+    return backoff.delay(
+      afterFailures: retry, retryAfter: retryAfter.map { .clamped(seconds: $0) }, random: random)
   }
 }
 

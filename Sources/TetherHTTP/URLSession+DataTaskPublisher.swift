@@ -1,7 +1,6 @@
 import Foundation
 import Streams
 import Synchronization
-
 import Tether
 
 #if canImport(FoundationNetworking)

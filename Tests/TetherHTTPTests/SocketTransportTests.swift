@@ -296,7 +296,7 @@ import Tether
 
   @Test func chunkedBodiesWithExtensionsAndTrailers() throws {
     let events = try parse(
-      "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n"
+      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
         + "3;ext=1\r\nabc\r\nA\r\n0123456789\r\n0\r\nX-Checksum: 1\r\n\r\n")
     #expect(body(events) == "abc0123456789")
     #expect(events.last == .end)
@@ -334,11 +334,42 @@ import Tether
     "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabc\r\n",
     "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nFFFFFFFFFFFFFFFF\r\n",
     "HTTP/1.1 101 Switching Protocols\r\n\r\n",
-    "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nab",
+    "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n",
+    "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, chunked\r\n\r\n0\r\n\r\n",
+    "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\nabc",
+    "HTTP/1.1 200 OK\r\nX-A: a\u{0}b\r\nContent-Length: 0\r\n\r\n",
+    "HTTP/1.1 200 OK\r\nX-A: a\rb\r\nContent-Length: 0\r\n\r\n",
     "HTTP/1.1 200 OK\r\nX-Long: " + String(repeating: "a", count: 2_000) + "\r\n\r\n",
   ])
   func malformedResponsesAreRefused(_ text: String) {
     #expect(throws: HTTP1ResponseParser.Failure.self) { try parse(text) }
+  }
+
+  /// RFC 9112 §6.1, §6.3: faulty framing is read, but the connection is not used again.
+  @Test func conflictingOrHTTP10ChunkedFramingClosesTheConnection() throws {
+    var parser = HTTP1ResponseParser()
+    var events = try parser.feed(
+      Array(
+        ("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 99\r\n\r\n"
+          + "3\r\nabc\r\n0\r\n\r\n").utf8))
+    #expect(body(events) == "abc")
+    #expect(parser.isComplete && !parser.keepAlive)
+    parser = HTTP1ResponseParser()
+    events = try parser.feed(
+      Array(
+        ("HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n"
+          + "3\r\nabc\r\n0\r\n\r\n").utf8))
+    #expect(body(events) == "abc")
+    #expect(parser.isComplete && !parser.keepAlive)
+  }
+
+  /// A complete answer is kept when stray bytes follow it; the connection is not reused.
+  @Test func strayBytesAfterACompleteAnswerKeepTheAnswer() throws {
+    var parser = HTTP1ResponseParser()
+    let events = try parser.feed(Array("HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nab".utf8))
+    #expect(body(events) == "a")
+    #expect(events.last == .end)
+    #expect(parser.hasTrailingBytes && !parser.keepAlive)
   }
 
   @Test func cutOffResponsesFailAtTheEnd() {

@@ -49,6 +49,8 @@ struct HTTP1ResponseParser {
   private(set) var expectedLength: Int?
   /// Body bytes delivered so far.
   private(set) var received = 0
+  /// Whether bytes followed the end of the response (then `keepAlive` is `false`).
+  private(set) var hasTrailingBytes = false
 
   init(maximumHeadSize: Int = 64 << 10, isHeadRequest: Bool = false) {
     self.maximumHeadSize = max(256, maximumHeadSize)
@@ -68,7 +70,7 @@ struct HTTP1ResponseParser {
   }
 
   /// Feeds bytes; returns the events they completed. Bytes after the end of the response are
-  /// a failure (a server may not send an unrequested answer).
+  /// ignored and set ``hasTrailingBytes``: the answer is kept, the connection is not reused.
   mutating func feed(_ bytes: some Collection<UInt8>) throws(Failure) -> [Event] {
     var events: [Event] = []
     var index = bytes.startIndex
@@ -91,7 +93,11 @@ struct HTTP1ResponseParser {
         received += piece.count
         events.append(.body(piece))
       case .done:
-        throw Failure(reason: "bytes after the end of the response")
+        // A server may not send an unrequested answer: the response stands, but the
+        // connection carries nothing more.
+        hasTrailingBytes = true
+        keepAlive = false
+        return events
       case .head, .chunkSize, .chunkDataEnd, .trailers:
         let byte = bytes[index]
         index = bytes.index(after: index)
@@ -216,6 +222,12 @@ struct HTTP1ResponseParser {
     var value = line[(colon + 1)...]
     while let first = value.first, first == 0x20 || first == 0x09 { value.removeFirst() }
     while let last = value.last, last == 0x20 || last == 0x09 { value.removeLast() }
+    // RFC 9110 §5.5: a CR, LF or NUL in a field value is invalid; a recipient must reject the
+    // message or replace them, and a value that reached the caller with them could split a
+    // header it is copied into.
+    guard !value.contains(where: { $0 == 0x0D || $0 == 0x00 }) else {
+      throw Failure(reason: "a header value with a CR or NUL byte")
+    }
     let text = String(decoding: value, as: UTF8.self)
     if let existing = headers[name] {
       headers[name] = existing + ", " + text
@@ -257,13 +269,15 @@ struct HTTP1ResponseParser {
     }
     if let encoding = headers["transfer-encoding"] {
       let codings = encoding.lowercased().split(separator: ",").map(Self.trimmingBlanks)
-      if codings.last == "chunked" {
-        stage = .chunkSize
-      } else {
-        // Framed by the end of the connection (RFC 9112 §6.3, item 4).
-        keepAlive = false
-        stage = .untilClose
+      // Only `chunked` is decoded here, once (RFC 9112 §6.1 forbids applying it twice); any
+      // other coding would hand the caller bytes it cannot read as the body.
+      guard codings == ["chunked"] else {
+        throw Failure(reason: "the transfer coding \"\(encoding)\" is not supported")
       }
+      // RFC 9112 §6.1 and §6.3: Transfer-Encoding with Content-Length, or in an HTTP/1.0
+      // answer, is faulty framing that may smuggle a response: read it as chunked, then close.
+      if headers["content-length"] != nil || isHTTP10 { keepAlive = false }
+      stage = .chunkSize
       return
     }
     if let lengthText = headers["content-length"] {

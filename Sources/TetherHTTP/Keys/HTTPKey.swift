@@ -129,22 +129,15 @@ public struct HTTPKey<Parameters: Encodable & Sendable, Response: Sendable>: Sha
         subscriber.yield(throwing: error)
         if error.statusCode == 401 || error.statusCode == 403 { return }
         failures += 1
-        delay = Self.backoff(base: interval, cap: interval * 16, failures, error.retryAfter)
+        // Full jitter above the interval, doubling per failure up to 16 intervals; at least
+        // the server's `Retry-After`, itself never beyond that cap.
+        let backoff = Backoff(initial: interval * 2, maximum: interval * 16, minimum: interval)
+        delay =
+          backoff.delay(
+            afterFailures: failures, retryAfter: error.retryAfter.map { .clamped(seconds: $0) })
+          ?? interval * 16
       }
     }
-  }
-
-  /// Full jitter above `base`, doubling per failure up to `cap`; at least `Retry-After`, which
-  /// itself never goes beyond `cap`.
-  static func backoff(
-    base: Duration, cap: Duration, _ failures: Int, _ retryAfter: Double?
-  )
-    -> Duration
-  {
-    let ceiling = min(cap, base * (1 << min(failures, 20)))
-    let jittered = base + (ceiling - base) * Double.random(in: 0...1)
-    let requested = Duration.clamped(seconds: min(retryAfter ?? 0, cap.seconds))
-    return max(jittered, requested)
   }
 
   // MARK: - Server-sent events
@@ -166,15 +159,17 @@ public struct HTTPKey<Parameters: Encodable & Sendable, Response: Sendable>: Sha
       let outcome = await stream(request, subscriber, lastEventID: &lastEventID, retry: &retry)
       if Task.isCancelled { return }
       switch outcome {
-      case .ended:
-        failures = 0
+      case .ended(let delivered):
+        // A stream that ends before delivering anything is no better than a failure: without
+        // this, `retry: 0` and an empty answer made thousands of reconnections a second.
+        failures = delivered ? 0 : failures + 1
       case .failed(let error):
         subscriber.yield(throwing: error)
         if error.statusCode == 401 || error.statusCode == 403 { return }
         failures += 1
       }
-      let base = retry ?? .seconds(1)
-      let wait = failures == 0 ? base : Self.backoff(base: base, cap: .seconds(60), failures, nil)
+      let wait =
+        Self.reconnectionBackoff(retry: retry).delay(afterFailures: failures) ?? .seconds(60)
       do {
         try await Task.sleep(for: wait)
       } catch {
@@ -183,8 +178,17 @@ public struct HTTPKey<Parameters: Encodable & Sendable, Response: Sendable>: Sha
     }
   }
 
+  /// The wait before reconnecting an event stream: the server's `retry`, but never under one
+  /// second (the floor keeps a hostile or broken server from making a client reconnect in a
+  /// loop), growing with full jitter per failure up to a minute.
+  static func reconnectionBackoff(retry: Duration?) -> Backoff {
+    let base = max(retry ?? .seconds(1), .seconds(1))
+    return Backoff(initial: base * 2, maximum: max(base, .seconds(60)), minimum: base)
+  }
+
   private enum StreamOutcome {
-    case ended
+    /// The server ended the stream; `delivered` says whether any event came first.
+    case ended(delivered: Bool)
     case failed(HTTPError)
   }
 
@@ -193,43 +197,36 @@ public struct HTTPKey<Parameters: Encodable & Sendable, Response: Sendable>: Sha
     _ request: HTTPRequest, _ subscriber: SharedSubscriber<Response>,
     lastEventID: inout String?, retry: inout Duration?
   ) async -> StreamOutcome {
-    let (events, continuation) = AsyncStream<HTTPTransport.StreamEvent>.makeStream()
-    let cancel = client.stream(request) { event in
-      continuation.yield(event)
-      if case .end = event { continuation.finish() }
+    let events: EventSource
+    do {
+      events = try await client.openEvents(request)
+    } catch {
+      return .failed(error)
     }
-    defer { cancel() }
-    var parser = ServerSentEventParser(limit: client.maximumResponseSize)
-    return await withTaskCancellationHandler {
-      for await event in events {
-        switch event {
-        case .head(let status, let headers):
-          guard status == 200 else {
-            return .failed(
-              .status(
-                status, url: HTTPError.redacted(request.url), bodyExcerpt: "",
-                retryAfter: headers["retry-after"].flatMap { HeaderParsing.retryAfter($0) }))
-          }
-          // Catch up with what changed while no stream was open.
-          await refresh(subscriber)
-        case .chunk(let data):
-          let parsed: [ServerSentEvent]
-          do {
-            parsed = try parser.feed(data)
-          } catch {
-            return .failed(.tooLarge(url: HTTPError.redacted(request.url), limit: parser.limit))
-          }
-          lastEventID = parser.lastEventID ?? lastEventID
-          retry = parser.retry.map { .milliseconds($0) } ?? retry
-          for event in parsed { await deliver(event, subscriber, url: request.url) }
-        case .end(let error):
-          return error.map { .failed($0) } ?? .ended
-        }
+    defer { events.cancel() }
+    guard events.status == 200 else {
+      return .failed(
+        .status(
+          events.status, url: HTTPError.redacted(request.url), bodyExcerpt: "",
+          retryAfter: events.headers["retry-after"].flatMap { HeaderParsing.retryAfter($0) }))
+    }
+    // Catch up with what changed while no stream was open.
+    await refresh(subscriber)
+    var delivered = false
+    while true {
+      let event: ServerSentEvent?
+      do {
+        event = try await events.next()
+      } catch let error as HTTPError {
+        return .failed(error)
+      } catch {
+        return .failed(.cancelled)
       }
-      return .ended
-    } onCancel: {
-      cancel()
-      continuation.finish()
+      lastEventID = events.lastEventID ?? lastEventID
+      retry = events.retry.map { .milliseconds($0) } ?? retry
+      guard let event else { return .ended(delivered: delivered) }
+      delivered = true
+      await deliver(event, subscriber, url: request.url)
     }
   }
 

@@ -1,0 +1,215 @@
+import Foundation
+import Synchronization
+
+/// The connections to one origin and the requests waiting for them: the small, dumb driver of
+/// ``ConnectionPoolStateMachine``. It feeds the machine what its connections and timers
+/// report and performs the actions it returns.
+///
+/// A pool lives on one ``EventLoop`` with all its connections, so nothing in it needs a lock:
+/// requests arrive through ``enqueue(_:)`` and ``abandon(_:_:)``, which hop onto the loop.
+final class ConnectionPool: HTTP1ConnectionOwner, @unchecked Sendable {
+  // @unchecked Sendable: every stored property is touched only on `loop`'s thread (entry
+  // points from other threads go through `loop.execute`); the `let`s are immutable.
+  let loop: EventLoop
+  let host: String
+  let port: Int
+  let origin: String
+  let connectTimeout: Double
+  let idleTimeout: Double
+  private var machine: ConnectionPoolStateMachine
+  private var connections: [Int: HTTP1Connection] = [:]
+  private var idleTimers: [Int: TimerID] = [:]
+  private var requests: [Int: BufferedExchange] = [:]
+  /// The request each busy connection carries.
+  private var busy: [Int: Int] = [:]
+
+  init(
+    loop: EventLoop, host: String, port: Int, origin: String, maximumConnections: Int,
+    connectTimeout: Double, idleTimeout: Double
+  ) {
+    self.loop = loop
+    self.host = host
+    self.port = port
+    self.origin = origin
+    self.connectTimeout = connectTimeout
+    self.idleTimeout = idleTimeout
+    machine = ConnectionPoolStateMachine(maximumConnections: maximumConnections)
+  }
+
+  /// Queues `exchange`; it is answered exactly once, through its continuation.
+  func enqueue(_ exchange: BufferedExchange) {
+    loop.execute { [self] in
+      requests[exchange.id] = exchange
+      exchange.deadlineTimer = loop.schedule(at: exchange.deadline) { [weak self] in
+        self?.perform(
+          self?.machine.requestAbandoned(exchange.id, exchange.timeoutError) ?? [])
+      }
+      perform(machine.requestQueued(exchange.id, idempotent: exchange.isIdempotent))
+    }
+  }
+
+  /// Gives up on request `id` (cancelled): it fails with `error` wherever it is.
+  func abandon(_ id: Int, _ error: HTTPError) {
+    loop.execute { [self] in perform(machine.requestAbandoned(id, error)) }
+  }
+
+  /// Fails what waits and closes what is idle; busy connections close when they finish.
+  func shutDown() {
+    loop.execute { [self] in perform(machine.shutDown()) }
+  }
+
+  // MARK: - Performing the machine's actions
+
+  private func perform(_ actions: [ConnectionPoolStateMachine.Action]) {
+    for action in actions {
+      switch action {
+      case .connect(let id):
+        let connection = HTTP1Connection(id: id, loop: loop, origin: origin, owner: self)
+        connections[id] = connection
+        connection.connect(host: host, port: port, timeout: connectTimeout)
+      case .execute(let request, let id):
+        guard let exchange = requests[request], let connection = connections[id] else {
+          continue
+        }
+        busy[id] = request
+        exchange.reset()
+        connection.execute(
+          exchange.message, url: exchange.url, isHead: exchange.isHead, sink: exchange)
+      case .fail(let request, let error):
+        guard let exchange = requests.removeValue(forKey: request) else { continue }
+        loop.cancel(exchange.deadlineTimer)
+        exchange.complete(.failure(error))
+      case .abortExchange(let id, let error):
+        connections[id]?.abort(error)
+      case .close(let id):
+        connections.removeValue(forKey: id)?.close()
+      case .startIdleTimer(let id):
+        loop.cancel(idleTimers[id])
+        idleTimers[id] = loop.schedule(at: Monotonic.deadline(after: idleTimeout)) {
+          [weak self] in
+          guard let self else { return }
+          self.idleTimers[id] = nil
+          self.perform(self.machine.idleTimeoutFired(id))
+        }
+      case .cancelIdleTimer(let id):
+        loop.cancel(idleTimers.removeValue(forKey: id))
+      }
+    }
+  }
+
+  // MARK: - HTTP1ConnectionOwner
+
+  func connectionEstablished(_ connection: HTTP1Connection) {
+    perform(machine.connectionEstablished(connection.id))
+  }
+
+  func connectionFailed(_ connection: HTTP1Connection, _ error: HTTPError) {
+    connections[connection.id] = nil
+    perform(machine.connectionFailed(connection.id, error))
+  }
+
+  func exchangeFinished(_ connection: HTTP1Connection, reusable: Bool) {
+    if let request = busy.removeValue(forKey: connection.id),
+      let exchange = requests.removeValue(forKey: request)
+    {
+      loop.cancel(exchange.deadlineTimer)
+      exchange.complete(.success(exchange.response))
+    }
+    if !reusable { connections[connection.id] = nil }
+    perform(machine.exchangeFinished(connection.id, reusable: reusable))
+  }
+
+  func exchangeFailed(_ connection: HTTP1Connection, _ error: HTTPError, reusedAndSilent: Bool) {
+    busy[connection.id] = nil
+    connections[connection.id] = nil
+    perform(machine.exchangeFailed(connection.id, error, reusedAndSilent: reusedAndSilent))
+  }
+
+  func idleConnectionClosed(_ connection: HTTP1Connection) {
+    connections[connection.id] = nil
+    perform(machine.connectionClosed(connection.id))
+  }
+}
+
+/// One buffered request in a pool: its bytes, its deadline, and the body collected within
+/// the size limit. Confined to its pool's loop once enqueued.
+final class BufferedExchange: ExchangeSink, @unchecked Sendable {
+  // @unchecked Sendable: created on the caller's thread, then handed to the pool's loop and
+  // touched only there; `continuation` is resumed exactly once (`complete`).
+  private static let ids = Atomic<Int>(0)
+
+  let id = BufferedExchange.ids.wrappingAdd(1, ordering: .relaxed).oldValue
+  let message: [UInt8]
+  let url: String
+  let isHead: Bool
+  let isIdempotent: Bool
+  let limit: Int
+  let deadline: UInt64
+  let timeoutError: HTTPError
+  /// Whether the caller set `Accept-Encoding` (and so decodes bodies itself).
+  let acceptsEncodings: Bool
+  var deadlineTimer: TimerID?
+  private var continuation: CheckedContinuation<RawHTTPResponse, any Error>?
+  private(set) var response = RawHTTPResponse(status: 0, headers: [:], body: Data())
+
+  init(
+    request: HTTPRequest, limit: Int, deadline: UInt64, timeout: Double,
+    continuation: CheckedContinuation<RawHTTPResponse, any Error>
+  ) {
+    message = HTTP1RequestSerializer.serialize(request)
+    url = HTTPError.redacted(request.url)
+    isHead = request.method == .head
+    isIdempotent = request.method.isIdempotent
+    self.limit = limit
+    self.deadline = deadline
+    timeoutError = .timedOut(url: url, after: timeout)
+    acceptsEncodings = request.header("Accept-Encoding") != nil
+    self.continuation = continuation
+  }
+
+  /// Forgets a partial answer before the request is sent (again).
+  func reset() {
+    response = RawHTTPResponse(status: 0, headers: [:], body: Data())
+  }
+
+  func complete(_ result: Result<RawHTTPResponse, HTTPError>) {
+    guard let continuation else { return }
+    self.continuation = nil
+    continuation.resume(with: result.mapError { $0.retargeted(to: url) as any Error })
+  }
+
+  func receiveHead(status: Int, headers: [String: String]) -> HTTPError? {
+    if let error = ContentCoding.check(headers, url: url, acceptsEncodings: acceptsEncodings) {
+      return error
+    }
+    if let length = headers["content-length"].flatMap(Int.init), length > limit {
+      return .tooLarge(url: url, limit: limit)
+    }
+    response.status = status
+    response.headers = headers
+    return nil
+  }
+
+  func receiveBody(_ piece: Data) -> BodyDecision {
+    guard response.body.count + piece.count <= limit else {
+      return .abort(.tooLarge(url: url, limit: limit))
+    }
+    response.body.append(piece)
+    return .proceed
+  }
+}
+
+/// The engine asks for `identity` unless the caller set `Accept-Encoding`: a body compressed
+/// anyway is not what the caller can read, so it is refused, never handed over as the body.
+enum ContentCoding {
+  static func check(
+    _ headers: [String: String], url: String, acceptsEncodings: Bool
+  ) -> HTTPError? {
+    guard !acceptsEncodings, let coding = headers["content-encoding"]?.lowercased(),
+      !coding.isEmpty, coding != "identity"
+    else { return nil }
+    return .undecodable(
+      url: url, path: "",
+      reason: "the server sent a \(coding)-encoded body although only identity was accepted")
+  }
+}

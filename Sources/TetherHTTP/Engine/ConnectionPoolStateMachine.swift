@@ -1,0 +1,218 @@
+/// The connection pool of one origin as a pure state machine: events in, actions out, no I/O,
+/// no clock. ``ConnectionPool`` feeds it what happened and performs what it returns, so every
+/// transition is unit-tested without a socket.
+///
+/// What it keeps true:
+/// - never more than `maximumConnections` connections (connecting, busy or idle);
+/// - requests are served in the order they arrived: a connection that comes up or frees
+///   takes the oldest waiter;
+/// - every request is answered exactly once: handed to a connection (`execute`, after which
+///   its connection reports `exchangeFinished` or `exchangeFailed`) or failed (`fail`);
+/// - the newest idle connection is reused first, so the older ones reach their idle timeout;
+/// - a request whose kept-alive connection turned out dead before any answer byte is sent
+///   again once on a new connection, if it is idempotent (RFC 9110 §9.2.2); any other fails.
+struct ConnectionPoolStateMachine {
+  typealias ConnectionID = Int
+  typealias RequestID = Int
+
+  /// What the pool's driver must do.
+  enum Action: Equatable {
+    /// Open a new connection; report `connectionEstablished` or `connectionFailed`.
+    case connect(ConnectionID)
+    /// Send the request on the connection; report `exchangeFinished` or `exchangeFailed`.
+    case execute(RequestID, on: ConnectionID)
+    /// Answer the request with this error; it is no longer the pool's.
+    case fail(RequestID, HTTPError)
+    /// Abort the exchange running on the connection with the error (its request was
+    /// cancelled or timed out); the connection then reports `exchangeFailed`.
+    case abortExchange(ConnectionID, HTTPError)
+    /// Close the connection; the machine has forgotten it already.
+    case close(ConnectionID)
+    /// Start (or restart) the connection's idle timer; report `idleTimeoutFired`.
+    case startIdleTimer(ConnectionID)
+    /// Stop the connection's idle timer.
+    case cancelIdleTimer(ConnectionID)
+  }
+
+  private enum Connection: Equatable {
+    case connecting
+    case busy(RequestID)
+    case idle
+  }
+
+  private struct Waiter: Equatable {
+    let id: RequestID
+    let idempotent: Bool
+    /// Whether it was already sent again after a dead kept-alive connection.
+    var resent: Bool
+  }
+
+  let maximumConnections: Int
+  private var connections: [ConnectionID: Connection] = [:]
+  /// Idle connections, the most recently used last.
+  private var idle: [ConnectionID] = []
+  /// Waiters in arrival order (a resent one goes back to the front).
+  private var queue: [Waiter] = []
+  /// The waiter on each busy connection.
+  private var running: [RequestID: (connection: ConnectionID, waiter: Waiter)] = [:]
+  private var nextConnectionID: ConnectionID = 0
+  private var isShutDown = false
+
+  init(maximumConnections: Int) {
+    self.maximumConnections = max(1, maximumConnections)
+  }
+
+  // MARK: - What tests and invariants look at
+
+  /// Connections open or opening.
+  var connectionCount: Int { connections.count }
+  /// Requests waiting for a connection.
+  var waitingCount: Int { queue.count }
+  /// Requests on a connection.
+  var runningCount: Int { running.count }
+  /// Idle connections.
+  var idleCount: Int { idle.count }
+  /// Whether nothing is left: no connection and no request.
+  var isEmpty: Bool { connections.isEmpty && queue.isEmpty && running.isEmpty }
+
+  // MARK: - Events
+
+  /// A request arrived.
+  mutating func requestQueued(_ id: RequestID, idempotent: Bool) -> [Action] {
+    guard !isShutDown else { return [.fail(id, .cancelled)] }
+    let waiter = Waiter(id: id, idempotent: idempotent, resent: false)
+    if let connection = idle.popLast() {
+      return [.cancelIdleTimer(connection)] + start(waiter, on: connection)
+    }
+    queue.append(waiter)
+    return openConnectionsForWaiters()
+  }
+
+  /// The request was cancelled or its deadline passed; `error` says which.
+  mutating func requestAbandoned(_ id: RequestID, _ error: HTTPError) -> [Action] {
+    if let index = queue.firstIndex(where: { $0.id == id }) {
+      queue.remove(at: index)
+      return [.fail(id, error)]
+    }
+    if let (connection, _) = running[id] {
+      return [.abortExchange(connection, error)]
+    }
+    return []
+  }
+
+  /// A connection is up.
+  mutating func connectionEstablished(_ connection: ConnectionID) -> [Action] {
+    guard connections[connection] == .connecting else { return [] }
+    if isShutDown {
+      connections[connection] = nil
+      return [.close(connection)]
+    }
+    return serveOrPark(connection)
+  }
+
+  /// A connection could not be opened: the oldest waiter gets the error (it is the one this
+  /// connection was opened for, in order), and the others stay queued.
+  mutating func connectionFailed(_ connection: ConnectionID, _ error: HTTPError) -> [Action] {
+    guard connections[connection] == .connecting else { return [] }
+    connections[connection] = nil
+    var actions: [Action] = []
+    if !queue.isEmpty {
+      actions.append(.fail(queue.removeFirst().id, error))
+    }
+    return actions + openConnectionsForWaiters()
+  }
+
+  /// The request on `connection` got its whole answer; `reusable` when the connection may
+  /// carry another.
+  mutating func exchangeFinished(_ connection: ConnectionID, reusable: Bool) -> [Action] {
+    guard case .busy(let request) = connections[connection] else { return [] }
+    running[request] = nil
+    guard reusable, !isShutDown else {
+      connections[connection] = nil
+      return [.close(connection)] + openConnectionsForWaiters()
+    }
+    return serveOrPark(connection)
+  }
+
+  /// The request on `connection` failed with `error`; the connection is gone. `beforeAnyAnswer`
+  /// says the connection was a reused one that ended before one byte of an answer: the
+  /// request may not have reached the server.
+  mutating func exchangeFailed(
+    _ connection: ConnectionID, _ error: HTTPError, reusedAndSilent: Bool
+  ) -> [Action] {
+    guard case .busy(let request) = connections[connection],
+      let (_, waiter) = running.removeValue(forKey: request)
+    else { return [] }
+    connections[connection] = nil
+    if reusedAndSilent, waiter.idempotent, !waiter.resent, !isShutDown {
+      var again = waiter
+      again.resent = true
+      queue.insert(again, at: 0)
+      return openConnectionsForWaiters()
+    }
+    return [.fail(request, error)] + openConnectionsForWaiters()
+  }
+
+  /// An idle connection was closed by its server (or failed).
+  mutating func connectionClosed(_ connection: ConnectionID) -> [Action] {
+    guard connections[connection] == .idle else { return [] }
+    connections[connection] = nil
+    idle.removeAll { $0 == connection }
+    return [.cancelIdleTimer(connection)]
+  }
+
+  /// A connection's idle timer fired.
+  mutating func idleTimeoutFired(_ connection: ConnectionID) -> [Action] {
+    guard connections[connection] == .idle else { return [] }
+    connections[connection] = nil
+    idle.removeAll { $0 == connection }
+    return [.close(connection)]
+  }
+
+  /// The pool's client is gone: waiters fail, idle connections close, busy ones close when
+  /// their exchange ends.
+  mutating func shutDown() -> [Action] {
+    isShutDown = true
+    var actions = queue.map { Action.fail($0.id, .cancelled) }
+    queue.removeAll()
+    for connection in idle {
+      connections[connection] = nil
+      actions.append(.cancelIdleTimer(connection))
+      actions.append(.close(connection))
+    }
+    idle.removeAll()
+    return actions
+  }
+
+  // MARK: - Helpers
+
+  private mutating func start(_ waiter: Waiter, on connection: ConnectionID) -> [Action] {
+    connections[connection] = .busy(waiter.id)
+    running[waiter.id] = (connection, waiter)
+    return [.execute(waiter.id, on: connection)]
+  }
+
+  /// Gives a free connection the oldest waiter, or parks it idle.
+  private mutating func serveOrPark(_ connection: ConnectionID) -> [Action] {
+    if !queue.isEmpty {
+      return start(queue.removeFirst(), on: connection)
+    }
+    connections[connection] = .idle
+    idle.append(connection)
+    return [.startIdleTimer(connection)]
+  }
+
+  /// Opens connections while waiters outnumber the connections being opened, up to the cap.
+  private mutating func openConnectionsForWaiters() -> [Action] {
+    var actions: [Action] = []
+    var connecting = connections.values.lazy.filter { $0 == .connecting }.count
+    while queue.count > connecting, connections.count < maximumConnections, !isShutDown {
+      let id = nextConnectionID
+      nextConnectionID += 1
+      connections[id] = .connecting
+      connecting += 1
+      actions.append(.connect(id))
+    }
+    return actions
+  }
+}

@@ -1,0 +1,187 @@
+import Foundation
+import Tether
+
+/// A response as it came off the wire: status, headers (lower-cased names) and body.
+struct RawHTTPResponse: Sendable {
+  var status: Int
+  var headers: [String: String]
+  var body: Data
+}
+
+/// A streamed response: the head, and the body still arriving through a bounded buffer.
+struct StreamedResponse: Sendable {
+  var status: Int
+  var headers: [String: String]
+  var body: StreamBody
+}
+
+/// What moves the bytes of one valid request: the ``SocketEngine`` or the
+/// ``URLSessionTransport``. A transport follows no redirect and checks nothing the executor
+/// checks already.
+protocol Transport: Sendable {
+  /// One request and its whole answer, whatever its status, within `timeout` seconds.
+  func perform(
+    _ request: HTTPRequest, limit: Int, timeout: Double
+  ) async throws(HTTPError) -> RawHTTPResponse
+  /// One request whose answer's body is streamed: returns at the head (within
+  /// `headTimeout`); the server may then be silent for at most `idleTimeout` between bytes.
+  func stream(
+    _ request: HTTPRequest, headTimeout: Double, idleTimeout: Double, highWater: Int
+  ) async throws(HTTPError) -> StreamedResponse
+  /// Ends what is in flight; the transport takes nothing new.
+  func shutDown()
+}
+
+/// The one executor every request of a client goes through, whatever carries it: it checks
+/// the request (the method is a token; no header can smuggle a line), picks the transport,
+/// keeps one deadline over the whole chain, and follows redirects by one rule set
+/// (``RedirectRule``), for buffered requests and streams alike.
+///
+/// Transports: on Linux, plain `http` goes over the ``SocketEngine`` unless a proxy is set in
+/// the environment; `https`, proxies, and everything on Apple platforms go through
+/// ``URLSessionTransport``, created the first time one needs it.
+final class RequestExecutor: Sendable {
+  /// Headers that are never sent to another origin, whatever the caller marks.
+  static let credentialHeaders: Set<String> = ["authorization", "cookie", "proxy-authorization"]
+
+  /// Whether the environment names a proxy for plain `http` (URLSession, through libcurl,
+  /// honours `http_proxy` and `all_proxy`; the engine does not speak to proxies yet).
+  static let proxyConfigured: Bool = {
+    let environment = ProcessInfo.processInfo.environment
+    return ["http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"].contains {
+      !(environment[$0] ?? "").isEmpty
+    }
+  }()
+
+  let engine: SocketEngine?
+  private let urlSession = Lock<URLSessionTransport?>(nil)
+  let maximumRedirects: Int
+  /// Lower-cased names of the headers stripped on a cross-origin redirect.
+  let credentials: Set<String>
+
+  init(
+    engine: SocketEngine?, maximumRedirects: Int, sensitiveHeaders: Set<String>
+  ) {
+    self.engine = engine
+    self.maximumRedirects = maximumRedirects
+    credentials = Self.credentialHeaders.union(sensitiveHeaders.map { $0.lowercased() })
+  }
+
+  /// The engine for this client, or `nil` when plain `http` must go through URLSession
+  /// (asked for, a proxy in the environment, or no platform support).
+  static func makeEngine(
+    plainHTTPOverSockets: Bool, maximumConnectionsPerOrigin: Int, connectTimeout: Double
+  ) -> SocketEngine? {
+    #if os(Linux)
+    guard plainHTTPOverSockets, !proxyConfigured, let group = EventLoopGroup.shared else {
+      return nil
+    }
+    return SocketEngine(
+      group: group, maximumConnectionsPerOrigin: maximumConnectionsPerOrigin,
+      connectTimeout: connectTimeout, idleTimeout: 60)
+    #else
+    return nil
+    #endif
+  }
+
+  func shutDown() {
+    engine?.shutDown()
+    urlSession.withLock { $0 }?.shutDown()
+  }
+
+  private func transport(for url: URL) -> any Transport {
+    if let engine, url.scheme?.lowercased() == "http" { return engine }
+    return urlSession.withLock { transport in
+      if let transport { return transport }
+      let created = URLSessionTransport()
+      transport = created
+      return created
+    }
+  }
+
+  // MARK: - Buffered requests
+
+  /// Sends `request`, following redirects, and returns the final answer whatever its status.
+  /// `timeout` covers the whole chain.
+  func perform(
+    _ request: HTTPRequest, limit: Int, timeout: Double
+  ) async throws(HTTPError) -> RawHTTPResponse {
+    try RequestValidation.validate(request)
+    let deadline = Monotonic.deadline(after: timeout)
+    var current = request
+    var redirects = 0
+    while true {
+      let left = Double(deadline &- min(deadline, Monotonic.now)) / 1e9
+      guard left > 0 else {
+        throw .timedOut(url: HTTPError.redacted(current.url), after: timeout)
+      }
+      let response = try await transport(for: current.url).perform(
+        current, limit: limit, timeout: left)
+      guard
+        let next = try follow(
+          response.status, response.headers, from: current, request, &redirects)
+      else { return response }
+      current = next
+    }
+  }
+
+  // MARK: - Streams
+
+  /// Opens `request` as a stream, following redirects; returns at the final head.
+  func stream(
+    _ request: HTTPRequest, headTimeout: Double, idleTimeout: Double,
+    highWater: Int = StreamBody.defaultHighWater
+  ) async throws(HTTPError) -> StreamedResponse {
+    try RequestValidation.validate(request)
+    var current = request
+    var redirects = 0
+    while true {
+      let response = try await transport(for: current.url).stream(
+        current, headTimeout: headTimeout, idleTimeout: idleTimeout, highWater: highWater)
+      let next: HTTPRequest?
+      do throws(HTTPError) {
+        next = try follow(response.status, response.headers, from: current, request, &redirects)
+      } catch {
+        response.body.consumerGone()
+        throw error
+      }
+      guard let next else { return response }
+      response.body.consumerGone()
+      current = next
+    }
+  }
+
+  // MARK: - Redirects
+
+  /// The request that follows the answer `status`/`headers` to `current`, or `nil` when the
+  /// answer is final.
+  private func follow(
+    _ status: Int, _ headers: [String: String], from current: HTTPRequest,
+    _ original: HTTPRequest, _ redirects: inout Int
+  ) throws(HTTPError) -> HTTPRequest? {
+    guard [301, 302, 303, 307, 308].contains(status), let location = headers["location"] else {
+      return nil
+    }
+    redirects += 1
+    let target = URL(string: location, relativeTo: current.url)?.absoluteURL
+    switch RedirectRule.decide(
+      original: original.url, previous: current.url, target: target, redirects: redirects,
+      maximumRedirects: maximumRedirects, headerNames: Array(current.headers.keys),
+      sensitiveHeaders: credentials)
+    {
+    case .refuse(let error):
+      throw error
+    case .follow(let stripped):
+      var next = current
+      next.url = target!
+      for name in stripped { next.headers.removeValue(forKey: name) }
+      // As browsers and URLSession do: 303, and 301/302 after a POST, continue with a GET.
+      if status == 303 || (status <= 302 && current.method == .post) {
+        next.method = .get
+        next.body = nil
+        next.setHeader("Content-Type", nil)
+      }
+      return next
+    }
+  }
+}
