@@ -5,7 +5,8 @@
 /// After *n* consecutive failures the ceiling is `initial * multiplier^(n-1)`, capped at
 /// `maximum`. With ``Jitter/full`` the wait is random between `minimum` and that ceiling
 /// ("full jitter", so that many clients that failed together do not come back together);
-/// with ``Jitter/none`` it is the ceiling. A server's `Retry-After` is a floor, itself never
+/// with ``Jitter/equal`` between half the ceiling and the ceiling; with ``Jitter/none`` it is
+/// the ceiling. A server's `Retry-After` is a floor, itself never
 /// beyond `maximum` (a hostile header cannot stop a client for years), and with
 /// `maximumFailures` the back-off gives up: ``delay(afterFailures:retryAfter:random:)``
 /// returns `nil`.
@@ -26,6 +27,9 @@ public struct Backoff: Sendable, Hashable {
   public enum Jitter: Sendable, Hashable {
     /// Random between ``Backoff/minimum`` and the ceiling.
     case full
+    /// Half the ceiling plus a random part of the other half ("equal jitter"): never much
+    /// shorter than the ceiling, still spread; never under ``Backoff/minimum``.
+    case equal
     /// Exactly the ceiling.
     case none
   }
@@ -77,9 +81,13 @@ public struct Backoff: Sendable, Hashable {
     if let maximumFailures, failures > maximumFailures { return nil }
     let ceiling = ceiling(afterFailures: failures)
     var wait = ceiling
-    if jitter == .full, failures > 0 {
-      let fraction = random.isFinite ? min(1, max(0, random)) : 1
-      wait = minimum + (ceiling - minimum) * fraction
+    let fraction = random.isFinite ? min(1, max(0, random)) : 1
+    if failures > 0 {
+      switch jitter {
+      case .full: wait = minimum + (ceiling - minimum) * fraction
+      case .equal: wait = max(minimum, ceiling / 2 + (ceiling / 2) * fraction)
+      case .none: break
+      }
     }
     if let retryAfter { wait = max(wait, min(max(.zero, retryAfter), maximum)) }
     return wait

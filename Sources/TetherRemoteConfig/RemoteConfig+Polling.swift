@@ -1,5 +1,6 @@
 import Foundation
 import Streams
+import TetherHTTP
 
 extension RemoteConfig {
   /// Fetches and activates every `interval`, for realtime updates.
@@ -71,10 +72,21 @@ extension RemoteConfig {
         return nil
       }
       if Task.isCancelled { return nil }
-      return Backoff.delay(
-        failures: state.consecutiveFailures, interval: interval,
-        cap: state.settings.maximumBackoff, jitter: state.settings.backoffJitter,
-        retryAfter: state.retryNotBefore.map { max(0, $0.timeIntervalSinceNow) })
+      // The poll interval when healthy; after failures, a wait between the interval and
+      // `interval * 2^failures` (capped at `maximumBackoff`), never shorter than the server's
+      // `Retry-After`, itself never beyond the cap.
+      let cap = max(state.settings.maximumBackoff, interval)
+      let backoff = Backoff(
+        initial: clamped(min(interval * 2, cap)), maximum: clamped(cap),
+        minimum: clamped(interval), jitter: state.settings.backoffJitter ? .full : .none)
+      let retryAfter = state.retryNotBefore.map { clamped($0.timeIntervalSinceNow) }
+      let wait = backoff.delay(afterFailures: state.consecutiveFailures, retryAfter: retryAfter)
+      return wait.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 }
     }
   }
+}
+
+/// `seconds` as a `Duration`, clamped to `0...1e9` s so that no setting or header can trap.
+private func clamped(_ seconds: Double) -> Duration {
+  .milliseconds(Int64((seconds.isFinite ? min(max(0, seconds), 1e9) : 0) * 1000))
 }

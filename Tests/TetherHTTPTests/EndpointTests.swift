@@ -31,6 +31,19 @@ struct Mismatch: Encodable, Hashable, Sendable {
     #expect(request.header("Accept") == "application/json")
   }
 
+  /// A value of `.` or `..` stays one segment: `/users/../repos` would reach another resource.
+  @Test(arguments: [
+    ("..", "/owners/%2E%2E/items"), (".", "/owners/%2E/items"), ("...", "/owners/.../items"),
+  ])
+  func dotSegmentValuesAreEncoded(_ owner: String, _ path: String) async throws {
+    let server = try TestHTTPServer()
+    defer { server.stop() }
+    server.setDocument("[]", at: path)
+    let client = HTTPClient(baseURL: server.baseURL)
+    _ = try await client.send(Self.search, Search(owner: owner, query: "q"))
+    #expect(try #require(server.requests.first).path == path)
+  }
+
   @Test func nilParametersAreLeftOut() throws {
     let client = HTTPClient(baseURL: URL(string: "http://127.0.0.1:1/api/")!)
     let request = try client.request(

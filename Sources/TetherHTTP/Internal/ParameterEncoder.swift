@@ -159,7 +159,7 @@ enum PathTemplate {
       if remaining.contains(where: { $0.name == name }) {
         throw .invalidRequest("the placeholder {\(name)} of \(template) has several values")
       }
-      path += escape(value)
+      path += escapeSegment(value)
       rest = rest[rest.index(after: close)...]
     }
     guard !rest.contains("}") else {
@@ -175,5 +175,13 @@ enum PathTemplate {
   /// `text` with everything but unreserved characters percent-encoded (RFC 3986 2.3).
   static func escape(_ text: String) -> String {
     text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? ""
+  }
+
+  /// A placeholder's value as one path segment: ``escape(_:)``, and a value that is exactly
+  /// `.` or `..` with its dots encoded too, so that it can never become a dot-segment that
+  /// moves the request to another path (`/users/../repos`).
+  static func escapeSegment(_ text: String) -> String {
+    guard text == "." || text == ".." else { return escape(text) }
+    return String(repeating: "%2E", count: text.count)
   }
 }

@@ -376,9 +376,15 @@ public final class FirebaseConfigSource: CacheAttachedSource {
     if [429, 500, 503, 504].contains(status) {
       let error = state.withLock { state -> RemoteConfigError in
         state.throttleCount += 1
-        let ceiling = min(
-          4 * 60 * 60, throttleBackoff * Double(1 << min(state.throttleCount - 1, 20)))
-        let wait = max(ceiling * Double.random(in: 0.5...1), response.retryAfter ?? 0)
+        let backoff = Backoff(
+          initial: .milliseconds(Int64(min(max(0, throttleBackoff), 4 * 60 * 60) * 1000)),
+          maximum: .seconds(4 * 60 * 60), jitter: .equal)
+        let delay =
+          backoff.delay(
+            afterFailures: state.throttleCount,
+            retryAfter: response.retryAfter.map { .milliseconds(Int64($0 * 1000)) })
+          ?? backoff.maximum
+        let wait = Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18
         state.throttledUntil = now.addingTimeInterval(wait)
         let error: RemoteConfigError =
           status == 429

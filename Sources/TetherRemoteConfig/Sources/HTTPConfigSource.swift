@@ -11,8 +11,10 @@ import TetherHTTP
 /// ```
 ///
 /// It runs on TetherHTTP's one transport, so its hardening rules hold here too: credentials
-/// (`Authorization`, `Cookie`, `Proxy-Authorization`) never follow a redirect to another
-/// origin, `https` never redirects to `http`, and the size limit bounds memory.
+/// never follow a redirect to another origin — `Authorization`, `Cookie`,
+/// `Proxy-Authorization`, and every header given in `headers` (an `X-API-Key` is as secret
+/// as an `Authorization`) — `https` never redirects to `http`, and the size limit bounds
+/// memory.
 ///
 /// - Requests are conditional: `If-None-Match` with the last `ETag` and `If-Modified-Since`
 ///   with the last `Last-Modified`. A 304 costs no decoding.
@@ -58,9 +60,10 @@ public final class HTTPConfigSource: RemoteConfigSource {
     self.maximumResponseSize = maximumResponseSize
     self.eventsURL = eventsURL
     // Polling and RemoteConfig's back-off do the retrying.
+    // The caller's headers are this origin's: none of them may follow a redirect elsewhere.
     client = HTTPClient(
-      baseURL: url, headers: headers, maximumResponseSize: maximumResponseSize,
-      retryPolicy: .none)
+      baseURL: url, headers: headers, sensitiveHeaders: Set(headers.keys),
+      maximumResponseSize: maximumResponseSize, retryPolicy: .none)
   }
 
   /// Fetches the document, conditionally when `request.previousVersion` has an `ETag` or a
@@ -100,19 +103,21 @@ public final class HTTPConfigSource: RemoteConfigSource {
         do {
           // A reconnection may have missed events: fetch once to catch up.
           if connected { onChange() }
+          var delivered = false
           for try await event in client.serverSentEvents(for: request) {
             connected = true
-            failures = 0
+            delivered = true
             lastEventID = event.id ?? lastEventID
             onChange()
           }
+          // A stream that ends without an event is no better than a failure.
+          failures = delivered ? 0 : failures + 1
         } catch {
           failures += 1
         }
-        let ceiling = min(30, 0.5 * Double(1 << min(failures, 10)))
         do {
           try await Task.sleep(
-            for: .milliseconds(Int64(1000 * Double.random(in: 0.25...1) * ceiling)))
+            for: Self.reconnection.delay(afterFailures: failures) ?? .seconds(30))
         } catch {
           return
         }
@@ -120,6 +125,11 @@ public final class HTTPConfigSource: RemoteConfigSource {
     }
     return AnyCancellable { task.cancel() }
   }
+
+  /// The wait before the events stream reconnects: at least one second, doubling per failure
+  /// up to 30 s, with full jitter.
+  static let reconnection = Backoff(
+    initial: .seconds(2), maximum: .seconds(30), minimum: .seconds(1))
 
   /// What a response means for a config fetch.
   static func result(of response: HTTPResponseMessage) throws -> ConfigFetchResult {

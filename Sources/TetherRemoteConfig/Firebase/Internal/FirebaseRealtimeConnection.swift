@@ -61,9 +61,14 @@ final class FirebaseRealtimeConnection: Sendable {
       }
       if Task.isCancelled { return }
       failures += 1
-      let ceiling = min(
-        settings.maximumBackoff, settings.initialBackoff * Double(1 << min(failures - 1, 30)))
-      let wait = max(retryInterval, ceiling * Double.random(in: 0.5...1))
+      let backoff = Backoff(
+        initial: .milliseconds(Int64(min(settings.initialBackoff, 1e9) * 1000)),
+        maximum: .milliseconds(Int64(min(settings.maximumBackoff, 1e9) * 1000)),
+        jitter: .equal)
+      let ceiling = backoff.delay(afterFailures: failures) ?? backoff.maximum
+      let wait = max(
+        retryInterval,
+        Double(ceiling.components.seconds) + Double(ceiling.components.attoseconds) / 1e18)
       source.setRealtimeState(
         .waitingToReconnect(
           until: Date().addingTimeInterval(wait), failures: failures, reason: reason))
