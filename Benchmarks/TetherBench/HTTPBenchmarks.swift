@@ -30,7 +30,7 @@ func httpBenchmarks() -> [Benchmark] {
     },
     Benchmark(
       "http.endpoint-get-1k", baseline: "baseline.urlsession-get-1k",
-      note: "typed Endpoint GET, decoded; target <= 1.25x", operations: 300
+      note: "typed Endpoint GET, decoded; target <= 0.35x", operations: 300
     ) { n in
       let (server, _) = try HTTPBench.server()
       defer { server.stop() }
@@ -58,7 +58,7 @@ func httpBenchmarks() -> [Benchmark] {
     },
     Benchmark(
       "http.poll-304", baseline: "baseline.urlsession-get-304",
-      note: "the .http key's conditional poll request through HTTPClient; target <= 1.1x",
+      note: "the .http key's conditional poll request through HTTPClient; target <= 0.25x",
       operations: 300
     ) { n in
       let (server, document) = try HTTPBench.server()
@@ -71,8 +71,34 @@ func httpBenchmarks() -> [Benchmark] {
       return sum
     },
     Benchmark(
+      "baseline.urlsession-concurrent-32",
+      note: "bare URLSession data tasks, 32 in flight, ns per completed request",
+      operations: 640
+    ) { n in
+      let (server, _) = try HTTPBench.server()
+      defer { server.stop() }
+      let session = URLSession(configuration: .ephemeral)
+      defer { session.invalidateAndCancel() }
+      let request = URLRequest(url: server.url(for: "/items.json"))
+      return try await HTTPBench.inFlight(32, total: n) {
+        UInt64(try await HTTPBench.data(session, request).0.count)
+      }
+    },
+    Benchmark(
+      "http.concurrent-32", baseline: "baseline.urlsession-concurrent-32",
+      note: "typed Endpoint GETs, 32 in flight, ns per completed request; target <= 0.15x",
+      operations: 640
+    ) { n in
+      let (server, _) = try HTTPBench.server()
+      defer { server.stop() }
+      let client = HTTPClient(baseURL: server.baseURL)
+      return try await HTTPBench.inFlight(32, total: n) {
+        UInt64(try await client.send(HTTPBench.items).count)
+      }
+    },
+    Benchmark(
       "http.sse-propagation",
-      note: "ns from a server-sent event written to the @SharedReader holding it; target <= 5 ms"
+      note: "ns from a server-sent event written to the @SharedReader holding it; target <= 2 ms"
     ) {
       try await HTTPBench.ssePropagation()
     },
@@ -99,6 +125,28 @@ private enum HTTPBench {
     }
     let document = try server.setJSONDocument(items, at: "/items.json")
     return (server, document)
+  }
+
+  /// Runs `total` calls of `operation`, `width` at a time; returns the sum of their results.
+  static func inFlight(
+    _ width: Int, total: Int, _ operation: @escaping @Sendable () async throws -> UInt64
+  ) async throws -> UInt64 {
+    try await withThrowingTaskGroup(of: UInt64.self) { group in
+      var started = 0
+      var sum: UInt64 = 0
+      while started < min(width, total) {
+        group.addTask(operation: operation)
+        started += 1
+      }
+      while let value = try await group.next() {
+        sum &+= value
+        if started < total {
+          group.addTask(operation: operation)
+          started += 1
+        }
+      }
+      return sum
+    }
   }
 
   static func data(

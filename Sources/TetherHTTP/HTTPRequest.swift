@@ -66,6 +66,10 @@ public struct HTTPRequest: Sendable, Hashable {
     headers.first { HeaderParsing.sameName($0.key, name) }?.value
   }
 
+  /// Headers that are never sent to another origin, whatever the caller marks
+  /// (lower-cased).
+  static let credentialHeaders: Set<String> = ["authorization", "cookie", "proxy-authorization"]
+
   /// Sets (or, with `nil`, removes) the header `name`, replacing any spelling of it.
   public mutating func setHeader(_ name: String, _ value: String?) {
     for key in headers.keys where HeaderParsing.sameName(key, name) {
@@ -80,7 +84,7 @@ extension HTTPRequest: CustomStringConvertible, CustomDebugStringConvertible {
   /// of credentials (`Authorization`, `Cookie`, `Proxy-Authorization`, `X-API-Key`) hidden,
   /// so that printing or logging a request never shows a secret.
   public var description: String {
-    let credentials = RequestExecutor.credentialHeaders.union(["x-api-key"])
+    let credentials = HTTPRequest.credentialHeaders.union(["x-api-key"])
     let fields = headers.keys.sorted().map { name in
       credentials.contains(name.lowercased()) ? "\(name): <redacted>" : "\(name): \(headers[name]!)"
     }

@@ -37,7 +37,7 @@ enum RedirectRule {
       return .refuse(.redirectRefused(url: from, reason: "the redirect is not to http(s)"))
     }
     guard Origin(original) != Origin(target) else { return .follow(stripping: []) }
-    let credentials = RequestExecutor.credentialHeaders.union(sensitiveHeaders)
+    let credentials = HTTPRequest.credentialHeaders.union(sensitiveHeaders)
     return .follow(stripping: headerNames.filter { credentials.contains($0.lowercased()) }.sorted())
   }
 }

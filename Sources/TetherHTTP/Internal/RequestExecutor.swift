@@ -41,9 +41,6 @@ protocol Transport: Sendable {
 /// the environment; `https`, proxies, and everything on Apple platforms go through
 /// ``URLSessionTransport``, created the first time one needs it.
 final class RequestExecutor: Sendable {
-  /// Headers that are never sent to another origin, whatever the caller marks.
-  static let credentialHeaders: Set<String> = ["authorization", "cookie", "proxy-authorization"]
-
   /// Whether the environment names a proxy for plain `http` (URLSession, through libcurl,
   /// honours `http_proxy` and `all_proxy`; the engine does not speak to proxies yet).
   static let proxyConfigured: Bool = {
@@ -64,7 +61,7 @@ final class RequestExecutor: Sendable {
   ) {
     self.engine = engine
     self.maximumRedirects = maximumRedirects
-    credentials = Self.credentialHeaders.union(sensitiveHeaders.map { $0.lowercased() })
+    credentials = HTTPRequest.credentialHeaders.union(sensitiveHeaders.map { $0.lowercased() })
   }
 
   /// The engine for this client, or `nil` when plain `http` must go through URLSession
