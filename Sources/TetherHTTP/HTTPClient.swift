@@ -127,61 +127,6 @@ public final class HTTPClient: Sendable {
 
   deinit { executor.shutDown() }
 
-  // MARK: - Typed endpoints
-
-  /// Sends `endpoint` with `parameters` and `body`, and decodes the response.
-  ///
-  /// - Throws: ``HTTPError``: a status outside the endpoint's acceptable ones is
-  ///   ``HTTPError/status(_:url:bodyExcerpt:retryAfter:)``; a body that does not decode is
-  ///   ``HTTPError/undecodable(url:path:reason:)``.
-  public func send<Parameters, Body, Response>(
-    _ endpoint: Endpoint<Parameters, Body, Response>, _ parameters: Parameters, body: Body
-  ) async throws(HTTPError) -> Response {
-    let request = try self.request(for: endpoint, parameters, body: body)
-    let response = try await self.response(for: request)
-    return try endpoint.decode(response, url: request.url)
-  }
-
-  /// Sends a body-less `endpoint` (a `GET` or `DELETE`) with `parameters`.
-  public func send<Parameters, Response>(
-    _ endpoint: Endpoint<Parameters, NoBody, Response>, _ parameters: Parameters
-  ) async throws(HTTPError) -> Response {
-    try await send(endpoint, parameters, body: NoBody())
-  }
-
-  /// Sends a body-less `endpoint` that takes no parameters.
-  public func send<Response>(
-    _ endpoint: Endpoint<NoParameters, NoBody, Response>
-  ) async throws(HTTPError) -> Response {
-    try await send(endpoint, NoParameters(), body: NoBody())
-  }
-
-  /// Sends an `endpoint` that takes no parameters, with `body`.
-  public func send<Body, Response>(
-    _ endpoint: Endpoint<NoParameters, Body, Response>, body: Body
-  ) async throws(HTTPError) -> Response {
-    try await send(endpoint, NoParameters(), body: body)
-  }
-
-  /// The request `endpoint` makes with `parameters` and `body`: its URL (path placeholders
-  /// filled, the other parameters as the query), headers and encoded body.
-  ///
-  /// - Throws: ``HTTPError/invalidRequest(_:)`` for a placeholder without a parameter or a
-  ///   body that cannot be encoded.
-  public func request<Parameters, Body, Response>(
-    for endpoint: Endpoint<Parameters, Body, Response>, _ parameters: Parameters, body: Body
-  ) throws(HTTPError) -> HTTPRequest {
-    let url = try endpoint.url(relativeTo: baseURL, parameters)
-    var request = HTTPRequest(method: endpoint.method, url: url, headers: headers)
-    for (name, value) in endpoint.headers { request.setHeader(name, value) }
-    if let (data, contentType) = try endpoint.encode(body) {
-      request.body = data
-      if request.header("Content-Type") == nil { request.setHeader("Content-Type", contentType) }
-    }
-    if request.header("Accept") == nil { request.setHeader("Accept", endpoint.accept) }
-    return request
-  }
-
   // MARK: - Plain requests
 
   /// Sends `request` with the client's default headers (the request's own win), interceptors,

@@ -261,6 +261,11 @@ final class Validators: Sendable {
     let lastModified = response.lastModified
     state.withLock { $0 = (etag, lastModified) }
   }
+
+  /// Forgets the validators: the next read is unconditional.
+  func forget() {
+    state.withLock { $0 = (nil, nil) }
+  }
 }
 
 extension SharedReaderKey {

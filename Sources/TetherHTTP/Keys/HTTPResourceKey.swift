@@ -17,10 +17,18 @@ import Tether
 /// try await $profile.update { $0.visits += 1 } // exact against other writers: retried on 412
 /// ```
 ///
-/// - A save sends `If-Match` with the `ETag` of the version this process last read or wrote.
-///   When someone else changed the resource first (HTTP 412), the save fails with
+/// - A save sends `If-Match` with the strong `ETag` of the version this process last read or
+///   wrote. A resource that offers no strong `ETag` (none, a weak `W/"…"` one, or a malformed
+///   one) is saved with `If-Unmodified-Since` and its last `Last-Modified`; one that offers
+///   neither cannot be saved conditionally, and the save fails with
+///   ``HTTPError/invalidRequest(_:)`` unless the key opted into `lastWriterWins`. When
+///   someone else changed the resource first (HTTP 412), the save fails with
 ///   ``HTTPError/conflict(url:)`` in `saveError` and the newer value is loaded into every
 ///   holder: the local change is not written over theirs.
+/// - The value is always what the server holds: a save answered with a representation (a
+///   2xx with a body that decodes as the value) takes that body, so fields the server
+///   computes arrive; a save answered without one (204, or a body that does not decode) is
+///   followed by one unconditional `GET` of the stored version.
 /// - Saves of one value reach the server one at a time, in mutation order.
 /// - `update` reads the latest stored value, transforms it and saves it with `If-Match`;
 ///   on 412 it starts again from the newer value (at most 16 attempts, then
@@ -30,22 +38,37 @@ public struct HTTPResourceKey<Parameters: Encodable & Sendable, Value: Sendable>
 {
   /// The reading half: the same identity, loading and updates as ``HTTPKey``.
   public let reader: HTTPKey<Parameters, Value>
-  let write: @Sendable (HTTPClient, Value, String?) async throws(HTTPError) -> HTTPResponseMessage
+  /// Whether a resource without validators is overwritten without a precondition.
+  public let lastWriterWins: Bool
+  let write:
+    @Sendable (HTTPClient, Value, (etag: String?, lastModified: String?)) async throws(HTTPError)
+      -> (HTTPResponseMessage, URL)
   let writes: Writes
 
   init<SaveResponse>(
-    reader: HTTPKey<Parameters, Value>, save: Endpoint<Parameters, Value, SaveResponse>
+    reader: HTTPKey<Parameters, Value>, save: Endpoint<Parameters, Value, SaveResponse>,
+    lastWriterWins: Bool = false
   ) {
     self.reader = reader
+    self.lastWriterWins = lastWriterWins
     let parameters = reader.parameters
-    write = { client, value, etag throws(HTTPError) in
+    write = { client, value, validators throws(HTTPError) in
       var request = try client.request(for: save, parameters, body: value)
-      if let etag { request.setHeader("If-Match", etag) }
+      if let etag = validators.etag, !etag.hasPrefix("W/") {
+        request.setHeader("If-Match", etag)
+      } else if let lastModified = validators.lastModified {
+        request.setHeader("If-Unmodified-Since", lastModified)
+      } else if !lastWriterWins {
+        throw .invalidRequest(
+          "\(HTTPError.redacted(request.url)) offers no strong ETag and no Last-Modified, so "
+            + "a save cannot be conditional and could overwrite another writer's change; "
+            + "opt into lastWriterWins to allow it")
+      }
       // A conditional write is safe to repeat: a retry after a lost answer gets a 412.
       let response = try await client.response(for: request)
       if response.status == 412 { throw .conflict(url: HTTPError.redacted(request.url)) }
       _ = try save.decode(response, url: request.url)
-      return response
+      return (response, request.url)
     }
     writes = Writes()
   }
@@ -98,9 +121,8 @@ public struct HTTPResourceKey<Parameters: Encodable & Sendable, Value: Sendable>
           }
           let transformed = Result { try transform(&value) }
           if case .failure(let error) = transformed { return continuation.resume(throwing: error) }
-          try await store(value)
-          writes.subscriber(of: Value.self)?.yield(value)
-          return continuation.resume(returning: value)
+          let stored = try await store(value)
+          return continuation.resume(returning: stored)
         } catch {
           lastError = error
           guard case .conflict = error else { break }
@@ -110,18 +132,27 @@ public struct HTTPResourceKey<Parameters: Encodable & Sendable, Value: Sendable>
     }
   }
 
-  /// One conditional write; records the new version's validators.
-  private func store(_ value: Value) async throws(HTTPError) {
-    let response = try await write(reader.client, value, reader.validators.current.etag)
-    if response.etag != nil {
+  /// One conditional write; the holders then get what the server stored, and the key that
+  /// version's validators. Returns the stored value.
+  @discardableResult
+  private func store(_ value: Value) async throws(HTTPError) -> Value {
+    let (response, url) = try await write(reader.client, value, reader.validators.current)
+    if !response.body.isEmpty, (200..<300).contains(response.status),
+      let stored = try? reader.endpoint.decode(response, url: url)
+    {
+      // A representation of what the server stored: server-computed fields arrive.
       reader.validators.record(response)
-    } else {
-      // The server did not say which version it stored: read it back, so that the next save
-      // does not send a tag the server no longer has.
-      if case .value(let stored) = try await reader.fetch(conditional: false) {
-        writes.subscriber(of: Value.self)?.yield(stored)
-      }
+      writes.subscriber(of: Value.self)?.yield(stored)
+      return stored
     }
+    // No representation: the stored version may differ from what was sent (and its validator
+    // may be missing), so read it back once, unconditionally.
+    reader.validators.forget()
+    if case .value(let stored) = try await reader.fetch(conditional: false) {
+      writes.subscriber(of: Value.self)?.yield(stored)
+      return stored
+    }
+    return value
   }
 
   private func loadNewer() async {
@@ -165,23 +196,56 @@ extension Writes {
 extension SharedReaderKey {
   /// A writable value read from `endpoint` and saved with `save` (a `PUT` or `PATCH` whose
   /// body is the value), with `parameters`; polled conditionally every `interval`.
+  ///
+  /// With `lastWriterWins`, a resource that offers no validator is saved without a
+  /// precondition (and may overwrite another writer's change); without it, such a save fails.
   public static func http<Parameters, Value, SaveResponse>(
     _ endpoint: Endpoint<Parameters, NoBody, Value>,
     save: Endpoint<Parameters, Value, SaveResponse>, _ parameters: Parameters,
-    client: HTTPClient, every interval: Duration
+    client: HTTPClient, every interval: Duration, lastWriterWins: Bool = false
   ) -> Self where Self == HTTPResourceKey<Parameters, Value> {
     HTTPResourceKey(
       reader: HTTPKey(endpoint, parameters, client: client, updates: .polling(every: interval)),
-      save: save)
+      save: save, lastWriterWins: lastWriterWins)
   }
 
   /// A writable value read from `endpoint` and saved with `save`, kept fresh by `updates`.
   public static func http<Parameters, Value, SaveResponse>(
     _ endpoint: Endpoint<Parameters, NoBody, Value>,
     save: Endpoint<Parameters, Value, SaveResponse>, _ parameters: Parameters,
-    client: HTTPClient, updates: HTTPUpdates
+    client: HTTPClient, updates: HTTPUpdates, lastWriterWins: Bool = false
   ) -> Self where Self == HTTPResourceKey<Parameters, Value> {
     HTTPResourceKey(
-      reader: HTTPKey(endpoint, parameters, client: client, updates: updates), save: save)
+      reader: HTTPKey(endpoint, parameters, client: client, updates: updates), save: save,
+      lastWriterWins: lastWriterWins)
+  }
+
+  /// A writable value read from a parameterless `endpoint` and saved with `save`, polled
+  /// conditionally every `interval`.
+  ///
+  /// ```swift
+  /// @Shared(.http(API.settings, save: API.saveSettings, client: api, every: .seconds(30)))
+  /// var settings = Settings()
+  /// ```
+  public static func http<Value, SaveResponse>(
+    _ endpoint: Endpoint<NoParameters, NoBody, Value>,
+    save: Endpoint<NoParameters, Value, SaveResponse>, client: HTTPClient,
+    every interval: Duration, lastWriterWins: Bool = false
+  ) -> Self where Self == HTTPResourceKey<NoParameters, Value> {
+    http(
+      endpoint, save: save, NoParameters(), client: client, every: interval,
+      lastWriterWins: lastWriterWins)
+  }
+
+  /// A writable value read from a parameterless `endpoint` and saved with `save`, kept fresh
+  /// by `updates`.
+  public static func http<Value, SaveResponse>(
+    _ endpoint: Endpoint<NoParameters, NoBody, Value>,
+    save: Endpoint<NoParameters, Value, SaveResponse>, client: HTTPClient,
+    updates: HTTPUpdates, lastWriterWins: Bool = false
+  ) -> Self where Self == HTTPResourceKey<NoParameters, Value> {
+    http(
+      endpoint, save: save, NoParameters(), client: client, updates: updates,
+      lastWriterWins: lastWriterWins)
   }
 }

@@ -14,12 +14,57 @@ import Foundation
 ///
 /// All methods are thread-safe.
 public final class WritableResource: Sendable {
+  /// Which validator the resource offers with each version.
+  public enum Validators: Sendable {
+    /// A strong `ETag` (and `If-Match` on writes), the default.
+    case strongETag
+    /// A weak `ETag` (`W/"…"`), which `If-Match` can never match, and `Last-Modified`.
+    case weakETagAndLastModified
+    /// Only `Last-Modified` (and `If-Unmodified-Since` on writes).
+    case lastModifiedOnly
+    /// None at all.
+    case none
+  }
+
   private let state: LockedState<HTTPDocument>
   private let writes = LockedState(0)
+  private let modified = LockedState(1)
+  private let validators: Validators
+  private let onWrite: @Sendable (Data) -> Data
 
   /// Creates the resource with `body` as its first version.
-  public init(_ body: String, contentType: String = "application/json") {
+  ///
+  /// - Parameters:
+  ///   - validators: What the resource offers for conditional requests.
+  ///   - onWrite: What the server stores for a written body (the default stores it as sent;
+  ///     a server that computes fields, such as a version, changes it here). The answer to a
+  ///     write carries what was stored.
+  public init(
+    _ body: String, contentType: String = "application/json",
+    validators: Validators = .strongETag, onWrite: @escaping @Sendable (Data) -> Data = { $0 }
+  ) {
     state = LockedState(HTTPDocument(body: Data(body.utf8), contentType: contentType))
+    self.validators = validators
+    self.onWrite = onWrite
+  }
+
+  /// The `Last-Modified` date of the current version: a second later at each write.
+  private var lastModified: String {
+    let seconds = modified.withLock { $0 }
+    return HTTPDate.string(from: Date(timeIntervalSince1970: 1_700_000_000 + Double(seconds)))
+  }
+
+  private func headers(for document: HTTPDocument) -> [String: String] {
+    var headers = ["Content-Type": document.contentType]
+    switch validators {
+    case .strongETag: headers["ETag"] = document.etag
+    case .weakETagAndLastModified:
+      headers["ETag"] = "W/" + document.etag
+      headers["Last-Modified"] = lastModified
+    case .lastModifiedOnly: headers["Last-Modified"] = lastModified
+    case .none: break
+    }
+    return headers
   }
 
   /// The current version.
@@ -33,33 +78,44 @@ public final class WritableResource: Sendable {
   public func replace(with body: String) -> HTTPDocument {
     let document = HTTPDocument(body: Data(body.utf8), contentType: self.document.contentType)
     state.withLock { $0 = document }
+    modified.withLock { $0 += 1 }
     return document
   }
 
   func respond(to request: RecordedRequest) -> HTTPResponse {
     switch request.method {
     case "PUT", "PATCH":
+      let current = lastModified
       let outcome = state.withLock { document -> HTTPDocument? in
         if let tags = request.header("If-Match"),
-          !(tags.trimmingCharacters(in: .whitespaces) == "*"
-            || tags.split(separator: ",").contains {
-              $0.trimmingCharacters(in: .whitespaces) == document.etag
-            })
+          validators != .strongETag
+            || !(tags.trimmingCharacters(in: .whitespaces) == "*"
+              || tags.split(separator: ",").contains {
+                $0.trimmingCharacters(in: .whitespaces) == document.etag
+              })
         {
+          // RFC 9110 §13.1.1: If-Match compares strongly; a weak tag never matches.
           return nil
         }
-        document = HTTPDocument(body: request.body, contentType: document.contentType)
+        if let since = request.header("If-Unmodified-Since"), since != current {
+          return nil
+        }
+        document = HTTPDocument(body: onWrite(request.body), contentType: document.contentType)
         return document
       }
       guard let outcome else {
-        return HTTPResponse(status: 412, headers: ["ETag": document.etag], body: "")
+        return HTTPResponse(status: 412, headers: headers(for: document), body: "")
       }
       writes.withLock { $0 += 1 }
-      return HTTPResponse(
-        status: 200, headers: ["ETag": outcome.etag, "Content-Type": outcome.contentType],
-        body: outcome.body)
+      modified.withLock { $0 += 1 }
+      return HTTPResponse(status: 200, headers: headers(for: outcome), body: outcome.body)
     default:
-      return HTTPConnection.documentResponse(document, for: request)
+      var response = HTTPConnection.documentResponse(document, for: request)
+      if validators != .strongETag {
+        response.headers["ETag"] = nil
+        for (name, value) in headers(for: document) { response.headers[name] = value }
+      }
+      return response
     }
   }
 }
