@@ -31,7 +31,9 @@ import TetherHTTP
     HTTPClient(baseURL: server.baseURL, timeout: .seconds(5), retryPolicy: .none)
   }
 
-  private func get(_ client: HTTPClient, _ server: HostileServer, _ path: String)
+  private func get(
+    _ client: HTTPClient, _ server: HostileServer, _ path: String
+  )
     async throws(HTTPError) -> HTTPResponseMessage
   {
     try await client.response(for: HTTPRequest(url: server.url(for: path)))
@@ -55,7 +57,8 @@ import TetherHTTP
   // (request smuggling territory); the body must be read as chunked.
   @Test func chunkedWithAContentLengthIsReadAsChunkedAndNotReused() async throws {
     let server = try server(
-      answeringOddWith: "HTTP/1.1 200 OK\r\nContent-Length: 100\r\nTransfer-Encoding: chunked\r\n\r\n"
+      answeringOddWith:
+        "HTTP/1.1 200 OK\r\nContent-Length: 100\r\nTransfer-Encoding: chunked\r\n\r\n"
         + "5\r\nhello\r\n0\r\n\r\n")
     let client = client(server)
     #expect(try await get(client, server, "/odd").body == Data("hello".utf8))
@@ -66,7 +69,8 @@ import TetherHTTP
   // keep-alive` left the connection in use.
   @Test func chunkedOnHTTP10IsNotReused() async throws {
     let server = try server(
-      answeringOddWith: "HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n"
+      answeringOddWith:
+        "HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n"
         + "5\r\nhello\r\n0\r\n\r\n")
     let client = client(server)
     #expect(try await get(client, server, "/odd").body == Data("hello".utf8))

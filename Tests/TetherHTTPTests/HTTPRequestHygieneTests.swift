@@ -17,7 +17,9 @@ import TetherRemoteConfig
   // Guards: a placeholder filled with `..` or `.` left a dot segment (`/users/../repos`),
   // which the server or a proxy resolves to another resource.
   @Test(arguments: [("..", "/users/%2E%2E/repos"), (".", "/users/%2E/repos")])
-  func dotSegmentsInPathParametersArePercentEncoded(_ user: String, _ target: String)
+  func dotSegmentsInPathParametersArePercentEncoded(
+    _ user: String, _ target: String
+  )
     async throws
   {
     let server = try TestHTTPServer()
