@@ -86,7 +86,8 @@ let package = Package(
     .testTarget(
       name: "TetherHTTPTests",
       dependencies: [
-        "Streams", "Tether", "TetherHTTP", "TetherTesting", "TestSupport", "tether-http-probe",
+        "Streams", "Tether", "TetherHTTP", "TetherRemoteConfig", "TetherTesting", "TestSupport",
+        "tether-http-probe",
       ]
     ),
     .testTarget(

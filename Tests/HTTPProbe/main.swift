@@ -1,14 +1,24 @@
 import Foundation
+import Synchronization
 import TetherHTTP
 
-// tether-http-probe: a second process for TetherHTTPTests' memory measurements, so that peak
-// memory is measured in a process that does nothing else.
+// tether-http-probe: a second process for TetherHTTPTests' measurements (peak memory, threads,
+// sockets), so that they are taken in a process that does nothing else.
 //
 //   tether-http-probe <url> <maximum-response-size> [sockets|urlsession]
 //
 // The third argument picks the transport of plain http (default: sockets, the client's own).
 // Prints `baseline <VmRSS bytes>`, then `outcome <the request's result>`, then
 // `peak <VmHWM bytes>`.
+//
+//   tether-http-probe sse-streams <url> <count>
+//
+// Opens <count> concurrent server-sent-event streams to <url> with one `HTTPClient` and waits
+// until each has received an event. Prints `before threads <n> fds <n>` (after warming up
+// Swift concurrency's pool), `received <streams> threads <peak> fds <n>`, then cancels every
+// stream and prints `after threads <n> fds <n>` once the descriptors are back near the start
+// (at most 8 above it: room for an engine's epoll and wake-up descriptors; or after 10 s).
+// Thread counts are /proc/self/task entries, descriptors /proc/self/fd.
 
 func status(_ field: String) -> Int {
   let text = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
@@ -18,11 +28,86 @@ func status(_ field: String) -> Int {
   return 0
 }
 
+func entries(_ directory: String) -> Int {
+  ((try? FileManager.default.contentsOfDirectory(atPath: directory))?.count) ?? -1
+}
+
+/// Prints `line` at once (standard output is a pipe, so fully buffered otherwise).
+func report(_ line: String) {
+  print(line)
+  fflush(nil)
+}
+
+/// A count the streams' tasks share.
+final class Counter: Sendable {
+  let value = Atomic<Int>(0)
+}
+
+/// Opens `count` streams, reports threads and descriptors, cancels them.
+func serverSentEventStreams(url: URL, count: Int) async {
+  // Swift concurrency's pool grows to one thread per core on demand: make it do so now, so
+  // the baseline holds it and the growth measured is the client's.
+  await withTaskGroup(of: Void.self) { group in
+    for _ in 0..<(ProcessInfo.processInfo.activeProcessorCount * 2) {
+      group.addTask {
+        let start = ContinuousClock.now
+        var spin = 0
+        while ContinuousClock.now - start < .milliseconds(30) { spin &+= 1 }
+        _ = spin
+      }
+    }
+  }
+  let client = HTTPClient(baseURL: url, retryPolicy: .none)
+  let threadsBefore = entries("/proc/self/task")
+  let fdsBefore = entries("/proc/self/fd")
+  report("before threads \(threadsBefore) fds \(fdsBefore)")
+  let received = Counter()
+  var tasks: [Task<Void, Never>] = []
+  for _ in 0..<count {
+    tasks.append(
+      Task {
+        var counted = false
+        do {
+          for try await _ in client.serverSentEvents(for: HTTPRequest(url: url)) where !counted {
+            counted = true
+            received.value.add(1, ordering: .relaxed)
+          }
+        } catch {}
+      })
+  }
+  var peakThreads = entries("/proc/self/task")
+  let start = ContinuousClock.now
+  while received.value.load(ordering: .relaxed) < count, ContinuousClock.now - start < .seconds(30)
+  {
+    peakThreads = max(peakThreads, entries("/proc/self/task"))
+    try? await Task.sleep(for: .milliseconds(10))
+  }
+  peakThreads = max(peakThreads, entries("/proc/self/task"))
+  report(
+    "received \(received.value.load(ordering: .relaxed)) threads \(peakThreads) "
+      + "fds \(entries("/proc/self/fd"))")
+  for task in tasks { task.cancel() }
+  for task in tasks { await task.value }
+  let cancelled = ContinuousClock.now
+  while entries("/proc/self/fd") > fdsBefore + 8, ContinuousClock.now - cancelled < .seconds(10) {
+    try? await Task.sleep(for: .milliseconds(10))
+  }
+  report("after threads \(entries("/proc/self/task")) fds \(entries("/proc/self/fd"))")
+  withExtendedLifetime(client) {}
+}
+
 let arguments = CommandLine.arguments
+if arguments.count == 4, arguments[1] == "sse-streams", let url = URL(string: arguments[2]),
+  let count = Int(arguments[3])
+{
+  await serverSentEventStreams(url: url, count: count)
+  exit(0)
+}
 guard (3...4).contains(arguments.count), let url = URL(string: arguments[1]),
   let limit = Int(arguments[2])
 else {
   print("usage: tether-http-probe <url> <maximum-response-size> [sockets|urlsession]")
+  print("       tether-http-probe sse-streams <url> <count>")
   exit(2)
 }
 let client = HTTPClient(
