@@ -43,11 +43,12 @@ import TetherHTTP
       measurement.hasStarted
     }
     let (unrelatedStart, healthyAnswer) = try await measurement.results()
-    #expect(
-      unrelatedStart < .milliseconds(200), "an unrelated task started after \(unrelatedStart)")
+    // Bounds with room for a loaded 2-core CI running the whole suite at once; the freeze
+    // they guard against lasted 6.4-8.5 s.
+    #expect(unrelatedStart < .seconds(1), "an unrelated task started after \(unrelatedStart)")
     #expect(healthyAnswer.status == 200)
     #expect(
-      healthyAnswer.elapsed < .seconds(1), "a GET to a healthy server took \(healthyAnswer.elapsed)"
+      healthyAnswer.elapsed < .seconds(2), "a GET to a healthy server took \(healthyAnswer.elapsed)"
     )
     // And every pending request still ends, by its own timeout.
     for task in pending {
