@@ -1,4 +1,5 @@
 import Foundation
+import TetherRemoteConfig
 
 /// The answer to a range request.
 struct EtcdRange: Sendable {
@@ -20,13 +21,16 @@ struct EtcdTxnResult: Sendable {
 extension EtcdCluster {
   /// A linearizable read of `key` (or of `key..<rangeEnd`).
   func range(
-    _ key: Data, rangeEnd: Data? = nil, endpoint: Int? = nil, countOnly: Bool = false
+    _ key: Data, rangeEnd: Data? = nil, endpoint: Int? = nil, countOnly: Bool = false,
+    timeout: Duration? = nil
   ) async throws(EtcdError) -> EtcdRange {
     var body: EtcdWire.Object = ["key": EtcdWire.base64(key)]
     if let rangeEnd { body["range_end"] = EtcdWire.base64(rangeEnd) }
     if countOnly { body["count_only"] = true }
     let object = try EtcdWire.object(
-      try await call("v3/kv/range", EtcdWire.data(body), idempotent: true, endpoint: endpoint))
+      try await call(
+        "v3/kv/range", EtcdWire.data(body), idempotent: true, endpoint: endpoint,
+        timeout: timeout))
     return EtcdRange(
       revision: EtcdWire.revision(object),
       keyValues: EtcdWire.objects(object, "kvs").map(EtcdWire.keyValue))
@@ -35,7 +39,7 @@ extension EtcdCluster {
   /// Writes `value` at `key` unconditionally; returns the new revision.
   func put(_ key: Data, _ value: Data, lease: Int64? = nil) async throws(EtcdError) -> Int64 {
     var body: EtcdWire.Object = ["key": EtcdWire.base64(key), "value": EtcdWire.base64(value)]
-    if let lease { body["lease"] = String(lease) }
+    if let lease { body["lease"] = EtcdWire.number(lease) }
     return EtcdWire.revision(
       try EtcdWire.object(try await call("v3/kv/put", EtcdWire.data(body), idempotent: false)))
   }
@@ -54,7 +58,11 @@ extension EtcdCluster {
     compare: [EtcdWire.Object], success: [EtcdWire.Object], failure: [EtcdWire.Object],
     readOnly: Bool = false
   ) async throws(EtcdError) -> EtcdTxnResult {
-    let body = EtcdWire.data(["compare": compare, "success": success, "failure": failure])
+    let body = EtcdWire.data([
+      "compare": .array(compare.map(JSONValue.object)),
+      "success": .array(success.map(JSONValue.object)),
+      "failure": .array(failure.map(JSONValue.object)),
+    ])
     let object = try EtcdWire.object(try await call("v3/kv/txn", body, idempotent: readOnly))
     let ranges = EtcdWire.objects(object, "responses").compactMap { response in
       EtcdWire.child(response, "response_range").map {
@@ -69,7 +77,7 @@ extension EtcdCluster {
   /// Grants a lease of `ttl` seconds; returns its id.
   func grantLease(ttl: Int64) async throws(EtcdError) -> Int64 {
     let object = try EtcdWire.object(
-      try await call("v3/lease/grant", EtcdWire.data(["TTL": String(ttl)]), idempotent: false))
+      try await call("v3/lease/grant", EtcdWire.data(["TTL": EtcdWire.number(ttl)]), idempotent: false))
     let id = EtcdWire.int64(object, "id")
     guard id != 0 else { throw .invalidResponse("lease grant returned no ID") }
     return id
@@ -79,7 +87,7 @@ extension EtcdCluster {
   /// then answers 200 without a TTL).
   func keepAlive(lease id: Int64) async throws(EtcdError) -> Int64 {
     let data = try await call(
-      "v3/lease/keepalive", EtcdWire.data(["ID": String(id)]), idempotent: true)
+      "v3/lease/keepalive", EtcdWire.data(["ID": EtcdWire.number(id)]), idempotent: true)
     // A streaming call: the first line holds the answer.
     let line = data.split(separator: 0x0A).first.map { Data($0) } ?? data
     let object = try EtcdWire.object(line)
@@ -88,7 +96,7 @@ extension EtcdCluster {
 
   /// Revokes lease `id`: every key attached to it is deleted.
   func revokeLease(_ id: Int64) async throws(EtcdError) {
-    _ = try await call("v3/lease/revoke", EtcdWire.data(["ID": String(id)]), idempotent: true)
+    _ = try await call("v3/lease/revoke", EtcdWire.data(["ID": EtcdWire.number(id)]), idempotent: true)
   }
 }
 
@@ -98,21 +106,21 @@ enum EtcdTxn {
   static func modRevisionEquals(_ key: Data, _ revision: Int64) -> EtcdWire.Object {
     [
       "key": EtcdWire.base64(key), "target": "MOD", "result": "EQUAL",
-      "mod_revision": String(revision),
+      "mod_revision": EtcdWire.number(revision),
     ]
   }
 
   static func put(_ key: Data, _ value: Data, lease: Int64? = nil) -> EtcdWire.Object {
     var put: EtcdWire.Object = ["key": EtcdWire.base64(key), "value": EtcdWire.base64(value)]
-    if let lease { put["lease"] = String(lease) }
-    return ["request_put": put]
+    if let lease { put["lease"] = EtcdWire.number(lease) }
+    return ["request_put": .object(put)]
   }
 
   static func range(_ key: Data) -> EtcdWire.Object {
-    ["request_range": ["key": EtcdWire.base64(key)]]
+    ["request_range": .object(["key": EtcdWire.base64(key)])]
   }
 
   static func delete(_ key: Data) -> EtcdWire.Object {
-    ["request_delete_range": ["key": EtcdWire.base64(key)]]
+    ["request_delete_range": .object(["key": EtcdWire.base64(key)])]
   }
 }
