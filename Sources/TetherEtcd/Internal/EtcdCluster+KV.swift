@@ -37,11 +37,13 @@ extension EtcdCluster {
   }
 
   /// Writes `value` at `key` unconditionally; returns the new revision.
-  func put(_ key: Data, _ value: Data, lease: Int64? = nil) async throws(EtcdError) -> Int64 {
+  func put(
+    _ key: Data, _ value: Data, lease: Int64? = nil, timeout: Duration? = nil
+  ) async throws(EtcdError) -> Int64 {
     var body: EtcdWire.Object = ["key": EtcdWire.base64(key), "value": EtcdWire.base64(value)]
     if let lease { body["lease"] = EtcdWire.number(lease) }
     return EtcdWire.revision(
-      try EtcdWire.object(try await call("v3/kv/put", EtcdWire.data(body), idempotent: false)))
+      try EtcdWire.object(try await call("v3/kv/put", EtcdWire.data(body), idempotent: false, timeout: timeout)))
   }
 
   /// Deletes `key`; returns the new revision.
@@ -56,14 +58,14 @@ extension EtcdCluster {
   /// ``EtcdTxn``).
   func txn(
     compare: [EtcdWire.Object], success: [EtcdWire.Object], failure: [EtcdWire.Object],
-    readOnly: Bool = false
+    readOnly: Bool = false, timeout: Duration? = nil
   ) async throws(EtcdError) -> EtcdTxnResult {
     let body = EtcdWire.data([
       "compare": .array(compare.map(JSONValue.object)),
       "success": .array(success.map(JSONValue.object)),
       "failure": .array(failure.map(JSONValue.object)),
     ])
-    let object = try EtcdWire.object(try await call("v3/kv/txn", body, idempotent: readOnly))
+    let object = try EtcdWire.object(try await call("v3/kv/txn", body, idempotent: readOnly, timeout: timeout))
     let ranges = EtcdWire.objects(object, "responses").compactMap { response in
       EtcdWire.child(response, "response_range").map {
         EtcdWire.objects($0, "kvs").map(EtcdWire.keyValue)

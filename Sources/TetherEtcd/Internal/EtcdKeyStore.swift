@@ -335,18 +335,24 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
   /// with the same compare; if that compare fails because the key already holds exactly these
   /// bytes, the first one landed.
   private func write(_ bytes: Data, seen: Seen) async throws(EtcdError) {
+    // The cluster's `timeout` bounds the whole save, resends included: without a quorum the
+    // holders hear of it (`saveError`) within that time, and the background retry goes on.
+    let deadline = ContinuousClock.now + cluster.timeout
+    func remaining() -> Duration { max(.milliseconds(1), deadline - ContinuousClock.now) }
     let lease = try await currentLease()
     if lastWriterWins {
       var lost = 0
       while true {
         do throws(EtcdError) {
           let revision = try await writing(bytes) { () throws(EtcdError) in
-            try await cluster.put(key, bytes, lease: lease)
+            try await cluster.put(key, bytes, lease: lease, timeout: remaining())
           }
           observe(revision, ownKeyValue(bytes, revision: revision), own: true)
           return
         } catch {
-          guard case .outcomeUnknown = error, lost < 3 else { throw error }
+          guard case .outcomeUnknown = error, lost < 3, ContinuousClock.now < deadline else {
+            throw error
+          }
           lost += 1
         }
       }
@@ -375,10 +381,13 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
         result = try await writing(bytes) { () throws(EtcdError) in
           try await cluster.txn(
             compare: [EtcdTxn.modRevisionEquals(key, base ?? 0)],
-            success: [EtcdTxn.put(key, bytes, lease: lease)], failure: [EtcdTxn.range(key)])
+            success: [EtcdTxn.put(key, bytes, lease: lease)], failure: [EtcdTxn.range(key)],
+            timeout: remaining())
         }
       } catch {
-        guard case .outcomeUnknown = error, lost < 3 else { throw error }
+        guard case .outcomeUnknown = error, lost < 3, ContinuousClock.now < deadline else {
+          throw error
+        }
         uncertain = true
         lost += 1
         continue

@@ -104,12 +104,12 @@ final class EtcdWatchHub: Sendable {
             try? await Task.sleep(for: wait)
             feed.yield(.reopenDue)
           }
-        case .open(let generation, let endpoint, let creates):
+        case .open(let generation, let endpoint, let create):
           guard let cluster else { continue }
           let heard = Cell(ContinuousClock.now)
           let task = Task {
             await stream(
-              cluster: cluster, generation: generation, endpoint: endpoint, creates: creates,
+              cluster: cluster, generation: generation, endpoint: endpoint, creates: [create],
               heard: heard, feed: feed)
           }
           streams[generation] = (task, heard)
@@ -194,8 +194,9 @@ final class EtcdWatchHub: Sendable {
     }
   }
 
-  /// The stream's request body: one create request per line (the gateway makes one watch of
-  /// each, numbered in this order).
+  /// A stream's request body: one create request per line (the gateway makes one watch of
+  /// each it reads, numbered in this order; see ``EtcdWatchMachine`` for why streams hold
+  /// one).
   static func body(_ creates: [EtcdWatchMachine.Create]) -> Data {
     var body = Data()
     for create in creates {

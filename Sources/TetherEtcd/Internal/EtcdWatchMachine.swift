@@ -3,23 +3,29 @@ import Foundation
 /// The shared watch stream of one cluster, as a pure state machine: events in, actions out,
 /// no I/O and no clock (``EtcdWatchHub`` performs the actions and feeds the events).
 ///
-/// Every watch of a cluster value is one create request in the body of one stream (etcd's
-/// gateway answers a watch only once its request body is complete, and numbers the watches
-/// of a stream 0, 1, … in body order). So the set is fixed per stream: adding a watch
-/// re-opens the stream, each watch resuming from its own next revision. Additions are
-/// batched (``Action/scheduleReopen(afterFailures:)`` with 0 is a short window), so 200 keys
-/// added together re-open it once.
+/// Every watch of a cluster value is served by one stream holding one range watch over the
+/// span of all their keys (from the smallest key to just past the largest; one key alone is
+/// watched exactly). The span's events are handed to each watch whose key (or range) holds
+/// them. One create request per stream, because etcd 3.4's gateway reads a watch's request
+/// body only until it writes the first answer (Go's HTTP/1.1 server is half-duplex): of 200
+/// create requests in one body, only the first 78 made watches on loopback, and how many do
+/// depends on timing. Keys outside the span's holders that lie inside it cost bandwidth, not
+/// correctness (they are dropped here).
+///
+/// The span is fixed per stream, so adding a watch re-opens the stream from the smallest
+/// next revision of its watches. Additions are batched (``Action/scheduleReopen(afterFailures:)``
+/// with 0 is a short window), so 200 keys added together re-open it once.
 ///
 /// Invariants, kept where they are written:
 /// - A watch's `next` is the first revision it has not delivered. Events below it are dropped
 ///   and each delivery moves it past its last event, so no change is delivered twice across
-///   re-opens, and a re-open from `next` misses none.
+///   re-opens, and a re-open from the smallest `next` misses none.
 /// - Only the current generation's messages count; a closed stream's late messages are
 ///   ignored.
-/// - The stream is *current* only once every watch on it was created and its member then
-///   answered a linearizable read (a probe). Watches told of a failure are told of recovery
-///   only then — not when a stream merely re-attaches to a member that may itself be stale
-///   (paused, or cut off from the quorum).
+/// - The stream is *current* only once its watch was created and its member then answered a
+///   linearizable read (a probe). Watches told of a failure are told of recovery only then —
+///   not when a stream merely re-attaches to a member that may itself be stale (paused, or
+///   cut off from the quorum).
 /// - A silent stream is probed; a probe that fails is staleness: the holders hear of it at
 ///   once and the stream moves to the next endpoint. A stream that ends is re-opened on the
 ///   next endpoint; that is routine once (a member restarting) and reported from the second
@@ -30,7 +36,6 @@ struct EtcdWatchMachine: Sendable {
 
   /// One create request of a stream's body.
   struct Create: Sendable, Equatable {
-    var watch: WatchID
     var key: Data
     var rangeEnd: Data?
     var startRevision: Int64
@@ -41,8 +46,8 @@ struct EtcdWatchMachine: Sendable {
     /// Send ``reopenDue()`` after the batch window (0 failures) or the back-off after
     /// `afterFailures` failures.
     case scheduleReopen(afterFailures: Int)
-    /// Open stream `generation` on `endpoint` with these create requests, in this order.
-    case open(generation: UInt64, endpoint: Int, creates: [Create])
+    /// Open stream `generation` on `endpoint` with this create request.
+    case open(generation: UInt64, endpoint: Int, create: Create)
     /// Close stream `generation` (its messages are ignored from now on).
     case close(generation: UInt64)
     /// Hand these events to the watch, in order.
@@ -63,16 +68,14 @@ struct EtcdWatchMachine: Sendable {
     var next: Int64
     /// Waiting for a re-read after compaction: not on any stream until ``resynced``.
     var resyncing = false
-    /// Cancellations of this watch by the server in a row (back-off for its re-opens).
-    var refusals = 0
   }
 
   private struct Stream: Sendable {
     var generation: UInt64
     var endpoint: Int
-    /// The watch of each `watch_id`, in body order.
+    /// The watches the stream serves.
     var members: [WatchID]
-    var created = 0
+    var created = false
     var probing = false
     var current = false
   }
@@ -87,6 +90,8 @@ struct EtcdWatchMachine: Sendable {
   private var failures = 0
   /// Watches told of a failure, to be told of recovery.
   private var failing: Set<WatchID> = []
+  /// Cancellations of the stream's watch by the server in a row (back-off for re-opens).
+  private var refusals = 0
 
   /// A machine for a cluster of `endpointCount` endpoints, starting on `endpoint`.
   init(endpointCount: Int, endpoint: Int = 0) {
@@ -97,7 +102,7 @@ struct EtcdWatchMachine: Sendable {
   /// How many watches are registered.
   var watchCount: Int { watches.count }
 
-  /// The watches on the open stream (empty when none is open), in `watch_id` order.
+  /// The watches the open stream serves (empty when none is open).
   var streamMembers: [WatchID] { stream?.members ?? [] }
 
   /// The next revision `watch` will deliver, if it is registered.
@@ -133,12 +138,41 @@ struct EtcdWatchMachine: Sendable {
     guard !members.isEmpty else { return actions }
     generation &+= 1
     stream = Stream(generation: generation, endpoint: endpoint, members: members)
-    let creates = members.map { id in
-      let watch = watches[id]!
-      return Create(watch: id, key: watch.key, rangeEnd: watch.rangeEnd, startRevision: watch.next)
-    }
-    actions.append(.open(generation: generation, endpoint: endpoint, creates: creates))
+    actions.append(.open(generation: generation, endpoint: endpoint, create: span(of: members)))
     return actions
+  }
+
+  /// One range watch holding every watch of `members`, from the smallest next revision.
+  private func span(of members: [WatchID]) -> Create {
+    let served = members.map { watches[$0]! }
+    if served.count == 1 {
+      return Create(key: served[0].key, rangeEnd: served[0].rangeEnd, startRevision: served[0].next)
+    }
+    var low = served[0].key
+    var high = Self.end(of: served[0])
+    for watch in served.dropFirst() {
+      if watch.key.lexicographicallyPrecedes(low) { low = watch.key }
+      let end = Self.end(of: watch)
+      if high != Self.everything, end == Self.everything || high.lexicographicallyPrecedes(end) {
+        high = end
+      }
+    }
+    return Create(key: low, rangeEnd: high, startRevision: served.map(\.next).min()!)
+  }
+
+  /// etcd's `range_end` for "every key from `key` on".
+  private static let everything = Data([0])
+
+  /// Where a watch's keys end (exclusive): the key followed by a zero byte for one key.
+  private static func end(of watch: Watch) -> Data {
+    watch.rangeEnd ?? watch.key + [0]
+  }
+
+  /// Whether `watch` holds `key`.
+  private static func holds(_ watch: Watch, _ key: Data) -> Bool {
+    guard let rangeEnd = watch.rangeEnd else { return key == watch.key }
+    guard !key.lexicographicallyPrecedes(watch.key) else { return false }
+    return rangeEnd == everything || key.lexicographicallyPrecedes(rangeEnd)
   }
 
   /// A message of stream `generation`.
@@ -148,44 +182,51 @@ struct EtcdWatchMachine: Sendable {
       return fail(.unavailable(reason: "watch error: \(error)"), reportNow: false)
     }
     var actions: [Action] = []
-    let id: WatchID? =
-      message.watchID >= 0 && message.watchID < stream.members.count
-      ? stream.members[Int(message.watchID)] : nil
-    if message.created {
-      stream.created += 1
-      if stream.created == stream.members.count, !stream.probing {
+    if message.created, !stream.created {
+      stream.created = true
+      if !stream.probing {
         stream.probing = true
         actions.append(.probe(generation: generation, endpoint: stream.endpoint, key: probeKey))
       }
     }
     self.stream = stream
     if message.canceled {
-      guard let id, var watch = watches[id] else { return actions }
       if message.compactRevision > 0 {
-        watch.resyncing = true
-        watches[id] = watch
-        return actions + [.resync(id)]
+        // The span's start was compacted: every watch re-reads, then rejoins.
+        self.stream = nil
+        actions.append(.close(generation: generation))
+        for id in stream.members where watches[id] != nil {
+          watches[id]!.resyncing = true
+          actions.append(.resync(id))
+        }
+        return actions
       }
-      watch.refusals += 1
-      watches[id] = watch
+      refusals += 1
       let reason = message.cancelReason.isEmpty ? "no reason given" : message.cancelReason
-      return actions + [.report(.unavailable(reason: "watch canceled: \(reason)"), to: [id])]
-        + requestReopen(afterFailures: watch.refusals)
+      self.stream = nil
+      let ids = stream.members.filter { watches[$0] != nil }
+      failing.formUnion(ids)
+      return actions + [
+        .close(generation: generation),
+        .report(.unavailable(reason: "watch canceled: \(reason)"), to: ids),
+      ] + requestReopen(afterFailures: refusals)
     }
     if !message.events.isEmpty {
-      guard let id, var watch = watches[id] else { return actions }
-      let fresh = message.events.filter { $0.keyValue.modRevision >= watch.next }
-      if let last = fresh.last {
+      refusals = 0
+      for id in stream.members {
+        guard var watch = watches[id] else { continue }
+        let fresh = message.events.filter {
+          $0.keyValue.modRevision >= watch.next && Self.holds(watch, $0.keyValue.key)
+        }
+        guard let last = fresh.last else { continue }
         watch.next = last.keyValue.modRevision + 1
-        watch.refusals = 0
         watches[id] = watch
         actions.append(.deliver(id, fresh))
       }
     } else if message.isProgress, message.revision > 0 {
-      // Everything up to this revision was sent (for one watch, or for the whole stream).
-      let covered = message.watchID == -1 ? stream.members : id.map { [$0] } ?? []
-      for member in covered where watches[member] != nil {
-        watches[member]!.next = max(watches[member]!.next, message.revision + 1)
+      // Everything up to this revision was sent.
+      for id in stream.members where watches[id] != nil {
+        watches[id]!.next = max(watches[id]!.next, message.revision + 1)
       }
     }
     return actions
@@ -214,7 +255,7 @@ struct EtcdWatchMachine: Sendable {
       return fail(
         .unavailable(reason: "the watched member did not answer: \(error)"), reportNow: true)
     }
-    guard stream.created == stream.members.count, !stream.current else { return [] }
+    guard stream.created, !stream.current else { return [] }
     stream.current = true
     self.stream = stream
     failures = 0
