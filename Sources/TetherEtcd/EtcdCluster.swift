@@ -141,7 +141,9 @@ public final class EtcdCluster: Sendable, CustomStringConvertible {
           lastFailure = "\(endpoints[index].absoluteString): \(reason)"
           // The next operation starts elsewhere too.
           if endpoint == nil {
-            state.withLock { if $0.preferred == index { $0.preferred = (index + 1) % endpoints.count } }
+            state.withLock {
+              if $0.preferred == index { $0.preferred = (index + 1) % endpoints.count }
+            }
           }
         }
       }

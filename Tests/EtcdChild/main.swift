@@ -47,8 +47,9 @@ do {
     // as soon as the bound holds, or after 10 s).
     var after = resources()
     let settle = ContinuousClock.now + .seconds(10)
-    while ContinuousClock.now < settle && (after.threads > before.threads + 8
-      || after.sockets > before.sockets + 16 || after.sockets <= before.sockets)
+    while ContinuousClock.now < settle
+      && (after.threads > before.threads + 8
+        || after.sockets > before.sockets + 16 || after.sockets <= before.sockets)
     {
       try await Task.sleep(for: .milliseconds(100))
       after = resources()

@@ -50,31 +50,36 @@ struct EtcdWatchMachineTests {
     // Each event of the span goes to its own key's watch only.
     let message = EtcdWatchMessage(
       revision: 12, events: [Self.event(42, at: 11), Self.event(150, at: 12)])
-    #expect(machine.received(message, generation: 1) == [
-      .deliver(42, [Self.event(42, at: 11)]), .deliver(150, [Self.event(150, at: 12)]),
-    ])
+    #expect(
+      machine.received(message, generation: 1) == [
+        .deliver(42, [Self.event(42, at: 11)]), .deliver(150, [Self.event(150, at: 12)]),
+      ])
   }
 
   @Test func aSingleKeyIsWatchedExactlyAndAPrefixWatchGetsEveryKeyUnderIt() {
     var machine = EtcdWatchMachine(endpointCount: 1)
     _ = machine.add(0, key: Self.key(1), rangeEnd: nil, from: 3)
-    #expect(machine.reopenDue() == [
-      .open(
-        generation: 1, endpoint: 0,
-        create: .init(key: Self.key(1), rangeEnd: nil, startRevision: 3))
-    ])
+    #expect(
+      machine.reopenDue() == [
+        .open(
+          generation: 1, endpoint: 0,
+          create: .init(key: Self.key(1), rangeEnd: nil, startRevision: 3))
+      ])
     let prefix = Data("/k/".utf8)
     _ = machine.add(1, key: prefix, rangeEnd: EtcdWire.prefixEnd(prefix), from: 3)
     let reopened = machine.reopenDue()
-    #expect(reopened.last == .open(
-      generation: 2, endpoint: 0,
-      create: .init(key: prefix, rangeEnd: EtcdWire.prefixEnd(prefix), startRevision: 3)))
+    #expect(
+      reopened.last
+        == .open(
+          generation: 2, endpoint: 0,
+          create: .init(key: prefix, rangeEnd: EtcdWire.prefixEnd(prefix), startRevision: 3)))
     let message = EtcdWatchMessage(
       revision: 5, events: [Self.event(1, at: 4), Self.event(2, at: 5)])
-    #expect(machine.received(message, generation: 2) == [
-      .deliver(0, [Self.event(1, at: 4)]),
-      .deliver(1, [Self.event(1, at: 4), Self.event(2, at: 5)]),
-    ])
+    #expect(
+      machine.received(message, generation: 2) == [
+        .deliver(0, [Self.event(1, at: 4)]),
+        .deliver(1, [Self.event(1, at: 4), Self.event(2, at: 5)]),
+      ])
   }
 
   @Test func eachEventIsDeliveredOnceAcrossAReopen() {
@@ -82,9 +87,10 @@ struct EtcdWatchMachineTests {
     let first = EtcdWatchMessage(revision: 6, events: [Self.event(1, at: 6)])
     #expect(machine.received(first, generation: 1) == [.deliver(1, [Self.event(1, at: 6)])])
     // A third key joins: the stream re-opens from the smallest next revision.
-    #expect(machine.add(2, key: Self.key(2), rangeEnd: nil, from: 6) == [
-      .scheduleReopen(afterFailures: 0)
-    ])
+    #expect(
+      machine.add(2, key: Self.key(2), rangeEnd: nil, from: 6) == [
+        .scheduleReopen(afterFailures: 0)
+      ])
     let reopened = machine.reopenDue()
     #expect(reopened.first == .close(generation: 1))
     guard case .open(2, 0, let create)? = reopened.last else {
@@ -104,9 +110,10 @@ struct EtcdWatchMachineTests {
   @Test func aCompactedSpanReReadsEveryWatchAndRejoinsFromTheReadRevisions() {
     var machine = Self.current(2)
     let canceled = EtcdWatchMessage(revision: 10, canceled: true, compactRevision: 9)
-    #expect(machine.received(canceled, generation: 1) == [
-      .close(generation: 1), .resync(0), .resync(1),
-    ])
+    #expect(
+      machine.received(canceled, generation: 1) == [
+        .close(generation: 1), .resync(0), .resync(1),
+      ])
     #expect(machine.resynced(0, revision: 12) == [.scheduleReopen(afterFailures: 0)])
     #expect(machine.resynced(1, revision: 14).isEmpty)
     guard case .open(2, _, let create)? = machine.reopenDue().last else {
@@ -132,26 +139,30 @@ struct EtcdWatchMachineTests {
     #expect("\(error)".contains("did not answer"))
     #expect(actions.last == .scheduleReopen(afterFailures: 0))
     // The next stream is on the next endpoint.
-    #expect(machine.reopenDue().last.map { if case .open(2, 1, _) = $0 { true } else { false } } == true)
+    #expect(
+      machine.reopenDue().last.map { if case .open(2, 1, _) = $0 { true } else { false } } == true)
   }
 
   @Test func recoveryIsReportedOnlyOnceTheNewStreamIsProvenCurrent() {
     var machine = Self.current(2)
     let broken = EtcdError.unavailable(reason: "reset")
     // One stream ending is routine: re-opened at once on the next endpoint, not reported.
-    #expect(machine.ended(generation: 1, error: broken) == [
-      .close(generation: 1), .scheduleReopen(afterFailures: 0),
-    ])
+    #expect(
+      machine.ended(generation: 1, error: broken) == [
+        .close(generation: 1), .scheduleReopen(afterFailures: 0),
+      ])
     _ = machine.reopenDue()
     // A second failure in a row is reported, and the re-open backs off.
-    #expect(machine.ended(generation: 2, error: broken) == [
-      .close(generation: 2), .report(broken, to: [0, 1]), .scheduleReopen(afterFailures: 1),
-    ])
+    #expect(
+      machine.ended(generation: 2, error: broken) == [
+        .close(generation: 2), .report(broken, to: [0, 1]), .scheduleReopen(afterFailures: 1),
+      ])
     _ = machine.reopenDue()
     // Re-attached and created on a member: not yet recovery.
-    #expect(machine.received(Self.created(0), generation: 3) == [
-      .probe(generation: 3, endpoint: 2, key: Self.key(0))
-    ])
+    #expect(
+      machine.received(Self.created(0), generation: 3) == [
+        .probe(generation: 3, endpoint: 2, key: Self.key(0))
+      ])
     // The member cannot serve a linearizable read (no quorum): still failing.
     let stale = machine.probeAnswered(generation: 3, error: broken)
     #expect(!stale.contains(.report(nil, to: [0, 1])))

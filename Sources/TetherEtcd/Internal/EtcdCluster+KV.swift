@@ -1,22 +1,6 @@
 import Foundation
 import TetherRemoteConfig
 
-/// The answer to a range request.
-struct EtcdRange: Sendable {
-  /// The store's revision when the range was read.
-  var revision: Int64
-  var keyValues: [EtcdKeyValue]
-}
-
-/// The answer to a transaction.
-struct EtcdTxnResult: Sendable {
-  var succeeded: Bool
-  /// The store's revision after the transaction (the revision of its writes when it wrote).
-  var revision: Int64
-  /// The key-values of each range operation of the branch that ran, in order.
-  var ranges: [[EtcdKeyValue]]
-}
-
 /// The internal client: one method per gateway call the keys use.
 extension EtcdCluster {
   /// A linearizable read of `key` (or of `key..<rangeEnd`).
@@ -27,13 +11,10 @@ extension EtcdCluster {
     var body: EtcdWire.Object = ["key": EtcdWire.base64(key)]
     if let rangeEnd { body["range_end"] = EtcdWire.base64(rangeEnd) }
     if countOnly { body["count_only"] = true }
-    let object = try EtcdWire.object(
-      try await call(
+    return try EtcdRange(
+      decoding: try await call(
         "v3/kv/range", EtcdWire.data(body), idempotent: true, endpoint: endpoint,
         timeout: timeout))
-    return EtcdRange(
-      revision: EtcdWire.revision(object),
-      keyValues: EtcdWire.objects(object, "kvs").map(EtcdWire.keyValue))
   }
 
   /// Writes `value` at `key` unconditionally; returns the new revision.
@@ -43,7 +24,8 @@ extension EtcdCluster {
     var body: EtcdWire.Object = ["key": EtcdWire.base64(key), "value": EtcdWire.base64(value)]
     if let lease { body["lease"] = EtcdWire.number(lease) }
     return EtcdWire.revision(
-      try EtcdWire.object(try await call("v3/kv/put", EtcdWire.data(body), idempotent: false, timeout: timeout)))
+      try EtcdWire.object(
+        try await call("v3/kv/put", EtcdWire.data(body), idempotent: false, timeout: timeout)))
   }
 
   /// Deletes `key`; returns the new revision.
@@ -65,21 +47,15 @@ extension EtcdCluster {
       "success": .array(success.map(JSONValue.object)),
       "failure": .array(failure.map(JSONValue.object)),
     ])
-    let object = try EtcdWire.object(try await call("v3/kv/txn", body, idempotent: readOnly, timeout: timeout))
-    let ranges = EtcdWire.objects(object, "responses").compactMap { response in
-      EtcdWire.child(response, "response_range").map {
-        EtcdWire.objects($0, "kvs").map(EtcdWire.keyValue)
-      }
-    }
-    return EtcdTxnResult(
-      succeeded: EtcdWire.bool(object, "succeeded"), revision: EtcdWire.revision(object),
-      ranges: ranges)
+    return try EtcdTxnResult(
+      decoding: try await call("v3/kv/txn", body, idempotent: readOnly, timeout: timeout))
   }
 
   /// Grants a lease of `ttl` seconds; returns its id.
   func grantLease(ttl: Int64) async throws(EtcdError) -> Int64 {
     let object = try EtcdWire.object(
-      try await call("v3/lease/grant", EtcdWire.data(["TTL": EtcdWire.number(ttl)]), idempotent: false))
+      try await call(
+        "v3/lease/grant", EtcdWire.data(["TTL": EtcdWire.number(ttl)]), idempotent: false))
     let id = EtcdWire.int64(object, "id")
     guard id != 0 else { throw .invalidResponse("lease grant returned no ID") }
     return id
@@ -98,7 +74,8 @@ extension EtcdCluster {
 
   /// Revokes lease `id`: every key attached to it is deleted.
   func revokeLease(_ id: Int64) async throws(EtcdError) {
-    _ = try await call("v3/lease/revoke", EtcdWire.data(["ID": EtcdWire.number(id)]), idempotent: true)
+    _ = try await call(
+      "v3/lease/revoke", EtcdWire.data(["ID": EtcdWire.number(id)]), idempotent: true)
   }
 }
 

@@ -21,6 +21,54 @@ struct EtcdEvent: Sendable, Equatable {
   var keyValue: EtcdKeyValue
 }
 
+/// The answer to a range request.
+struct EtcdRange: Sendable, Equatable {
+  /// The store's revision when the range was read.
+  var revision: Int64
+  var keyValues: [EtcdKeyValue]
+
+  /// Decodes the gateway's answer (`{"header": {"revision"}, "kvs": […]}`).
+  init(decoding data: Data) throws(EtcdError) {
+    let object = try EtcdWire.object(data)
+    self.init(
+      revision: EtcdWire.revision(object),
+      keyValues: EtcdWire.objects(object, "kvs").map(EtcdWire.keyValue))
+  }
+
+  init(revision: Int64, keyValues: [EtcdKeyValue]) {
+    self.revision = revision
+    self.keyValues = keyValues
+  }
+}
+
+/// The answer to a transaction.
+struct EtcdTxnResult: Sendable, Equatable {
+  var succeeded: Bool
+  /// The store's revision after the transaction (the revision of its writes when it wrote).
+  var revision: Int64
+  /// The key-values of each range operation of the branch that ran, in order.
+  var ranges: [[EtcdKeyValue]]
+
+  /// Decodes the gateway's answer (a failed transaction has no `succeeded`).
+  init(decoding data: Data) throws(EtcdError) {
+    let object = try EtcdWire.object(data)
+    let ranges = EtcdWire.objects(object, "responses").compactMap { response in
+      EtcdWire.child(response, "response_range").map {
+        EtcdWire.objects($0, "kvs").map(EtcdWire.keyValue)
+      }
+    }
+    self.init(
+      succeeded: EtcdWire.bool(object, "succeeded"), revision: EtcdWire.revision(object),
+      ranges: ranges)
+  }
+
+  init(succeeded: Bool, revision: Int64, ranges: [[EtcdKeyValue]]) {
+    self.succeeded = succeeded
+    self.revision = revision
+    self.ranges = ranges
+  }
+}
+
 /// The JSON gateway's conventions, read and written in one place, on Tether's one JSON
 /// parser and writer (`JSONValue`):
 ///
