@@ -25,8 +25,9 @@ import TetherRemoteConfig
 ///   `attemptTimeout` and the next endpoint is tried (a killed leader costs about a second,
 ///   not the whole `timeout`).
 /// - Watches share streams: every `.etcd` key and ``EtcdConfigSource`` of one cluster value is
-///   watched on one stream (one connection), re-opened from each key's last seen revision + 1
-///   when the set of keys changes. A watch that hears nothing for `watchCheckInterval` checks
+///   watched on one stream (one connection, one range watch over the span of their keys),
+///   re-opened from each key's last seen revision + 1 when the set of keys changes. With
+///   authentication, the role must be allowed to read that span. A watch that hears nothing for `watchCheckInterval` checks
 ///   its member (a linearizable read); a member that does not answer within `attemptTimeout`
 ///   sets `loadError` on the holders and the stream moves to the next endpoint. `loadError`
 ///   is cleared only once the new stream is proven current (its member answers a
