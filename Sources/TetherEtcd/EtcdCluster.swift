@@ -1,6 +1,7 @@
 import Foundation
 import Tether
 import TetherHTTP
+import TetherRemoteConfig
 
 /// An etcd cluster reached through its v3 JSON gateway: the endpoints, the credentials and the
 /// limits every `.etcd` key and ``EtcdConfigSource`` using it share.
@@ -19,17 +20,30 @@ import TetherHTTP
 ///   sends it raw in `Authorization` (as the gateway wants); an expired token is replaced and
 ///   the request repeated once. The password never appears in errors or descriptions.
 /// - `https` endpoints work like `http` ones (the system's trust store verifies them).
-/// - Every request must complete within `timeout`: a paused or partitioned member makes
-///   requests hang rather than fail, so nothing waits longer than that.
+/// - Every operation completes within `timeout`, fail-over included: a paused or partitioned
+///   member makes requests hang rather than fail, so one attempt on one member gives up after
+///   `attemptTimeout` and the next endpoint is tried (a killed leader costs about a second,
+///   not the whole `timeout`).
+/// - Watches share streams: every `.etcd` key and ``EtcdConfigSource`` of one cluster value is
+///   watched on one stream (one connection, one range watch over the span of their keys),
+///   re-opened from each key's last seen revision + 1 when the set of keys changes. With
+///   authentication, the role must be allowed to read that span. A watch that hears nothing for `watchCheckInterval` checks
+///   its member (a linearizable read); a member that does not answer within `attemptTimeout`
+///   sets `loadError` on the holders and the stream moves to the next endpoint. `loadError`
+///   is cleared only once the new stream is proven current (its member answers a
+///   linearizable read after every watch was created).
 ///
-/// Share one cluster value between keys: it holds the connections.
+/// Share one cluster value between keys: it holds the connections and the shared watch stream.
 public final class EtcdCluster: Sendable, CustomStringConvertible {
   /// The client URLs of the members, such as `http://127.0.0.1:2379`.
   public let endpoints: [URL]
   /// The user name for token authentication, if any.
   public let username: String?
-  /// How long one request may take before the next endpoint is tried.
+  /// How long one operation may take in all, fail-over to other endpoints included.
   public let timeout: Duration
+  /// How long one attempt on one member may take before the next endpoint is tried (with a
+  /// single endpoint, an attempt may take the whole `timeout`).
+  public let attemptTimeout: Duration
   /// How long a watch may stay silent before it checks that its member still answers (and
   /// moves to another endpoint if not).
   public let watchCheckInterval: Duration
@@ -37,6 +51,8 @@ public final class EtcdCluster: Sendable, CustomStringConvertible {
   private let password: String?
   let http: HTTPClient
   private let state = Lock(State())
+  /// The one watch stream every key of this cluster value shares (created on first use).
+  let watches: EtcdWatchHub
 
   private struct State {
     var preferred = 0
@@ -44,24 +60,30 @@ public final class EtcdCluster: Sendable, CustomStringConvertible {
     var tokenIssued = ContinuousClock.now
   }
 
+  /// The back-off between rounds of fail-over within one operation.
+  private static let roundBackoff = Backoff(initial: .milliseconds(50), maximum: .milliseconds(500))
+
   /// Creates a cluster client.
   ///
   /// - Parameters:
   ///   - endpoints: The members' client URLs (at least one; `http` or `https`).
   ///   - username: A user for token authentication, with `password`.
   ///   - password: The user's password.
-  ///   - timeout: Per request; default 5 s.
+  ///   - timeout: Per operation, fail-over included; default 5 s.
+  ///   - attemptTimeout: Per attempt on one member; default 1 s (never more than `timeout`).
   ///   - watchCheckInterval: How long a silent watch waits before checking its member;
-  ///     default 3 s.
+  ///     default 2 s.
   public init(
     endpoints: [URL], username: String? = nil, password: String? = nil,
-    timeout: Duration = .seconds(5), watchCheckInterval: Duration = .seconds(3)
+    timeout: Duration = .seconds(5), attemptTimeout: Duration = .seconds(1),
+    watchCheckInterval: Duration = .seconds(2)
   ) {
     precondition(!endpoints.isEmpty, "EtcdCluster needs at least one endpoint")
     self.endpoints = endpoints
     self.username = username
     self.password = password
     self.timeout = timeout
+    self.attemptTimeout = min(attemptTimeout, timeout)
     self.watchCheckInterval = watchCheckInterval
     // Plain `http` members are reached over Tether's socket transport: the gateway's error
     // answers carry HTTP trailers, and a member that dies closes connections mid-request,
@@ -69,6 +91,7 @@ public final class EtcdCluster: Sendable, CustomStringConvertible {
     http = HTTPClient(
       baseURL: endpoints[0], timeout: timeout, maximumResponseSize: 64 << 20,
       retryPolicy: .none, plainHTTPOverSockets: true)
+    watches = EtcdWatchHub()
   }
 
   /// The endpoints and the user, never the password.
@@ -82,75 +105,121 @@ public final class EtcdCluster: Sendable, CustomStringConvertible {
   /// The endpoint requests go to first.
   var preferredEndpoint: Int { state.withLock { $0.preferred } }
 
-  /// Posts `body` to `path` (such as `v3/kv/range`) and returns the answer's JSON.
+  /// Posts `body` to `path` (such as `v3/kv/range`) and returns the answer's body.
+  ///
+  /// Endpoints are tried in turn, from the preferred one, each attempt bounded by
+  /// `attemptTimeout`, in rounds (with a short back-off) until the operation's `timeout`
+  /// runs out.
   ///
   /// - Parameters:
   ///   - idempotent: Whether the request may be sent again after its answer was lost. When it
   ///     may not, a lost answer is ``EtcdError/outcomeUnknown(reason:)``; an endpoint that
-  ///     refused the connection is skipped either way.
+  ///     refused the connection or answered "no leader" is skipped either way.
   ///   - endpoint: Only this endpoint (no fail-over), for checking one member.
+  ///   - timeout: The whole operation's bound (default: the cluster's `timeout`).
   func call(
     _ path: String, _ body: Data, idempotent: Bool, endpoint: Int? = nil,
     timeout: Duration? = nil
   ) async throws(EtcdError) -> Data {
-    let start = endpoint ?? preferredEndpoint
-    let attempts = endpoint == nil ? endpoints.count : 1
+    let clock = ContinuousClock()
+    let deadline = clock.now + (timeout ?? self.timeout)
+    let candidates = endpoint.map { [$0] } ?? Array(endpoints.indices)
     var lastFailure = "no endpoint"
-    for attempt in 0..<attempts {
-      let index = (start + attempt) % endpoints.count
-      var reauthenticated = false
-      while true {
-        var request = HTTPRequest(
-          method: .post, url: endpoints[index].appendingPathComponent(path),
-          headers: ["Content-Type": "application/json"], body: body, timeout: timeout)
-        if username != nil {
-          request.setHeader("Authorization", try await token(refresh: false, endpoint: index))
-        }
-        let response: HTTPResponseMessage
-        do {
-          response = try await http.response(for: request)
-        } catch {
-          switch error {
-          case .cancelled: throw .cancelled
-          case .unreachable(_, let reason):
-            lastFailure = "\(endpoints[index].absoluteString): \(reason)"
-          default:
-            lastFailure = "\(error)"
-            guard idempotent else { throw .outcomeUnknown(reason: lastFailure) }
-          }
-          break
-        }
-        if response.status == 200 {
+    var round = 0
+    while true {
+      let start = endpoint == nil ? preferredEndpoint : 0
+      for offset in candidates.indices {
+        let index = candidates[(start + offset) % candidates.count]
+        let remaining = deadline - clock.now
+        guard remaining > .zero else { throw .unavailable(reason: lastFailure) }
+        let limit = candidates.count > 1 ? min(attemptTimeout, remaining) : remaining
+        switch try await attempt(path, body, idempotent: idempotent, endpoint: index, limit: limit)
+        {
+        case .answered(let data):
           if endpoint == nil { state.withLock { $0.preferred = index } }
-          return response.body
+          return data
+        case .skipped(let reason):
+          lastFailure = "\(endpoints[index].absoluteString): \(reason)"
+          // The next operation starts elsewhere too.
+          if endpoint == nil {
+            state.withLock {
+              if $0.preferred == index { $0.preferred = (index + 1) % endpoints.count }
+            }
+          }
         }
-        let failure = Self.serverError(response)
-        if case .server(401, 16, _) = failure, username != nil, !reauthenticated {
-          // An expired token: authenticate again and repeat the request once.
-          reauthenticated = true
-          _ = try await token(refresh: true, endpoint: index)
-          continue
-        }
-        guard case .server(let status, _, let message) = failure, status == 503 || status == 504
-        else { throw failure }
-        lastFailure = "\(endpoints[index].absoluteString): \(message)"
-        // Without a leader nothing was proposed; any other unavailability may hide a commit.
-        guard idempotent || message.contains("no leader") else {
-          throw .outcomeUnknown(reason: lastFailure)
-        }
-        break
+      }
+      round += 1
+      let wait = Self.roundBackoff.delay(afterFailures: round) ?? .zero
+      guard clock.now + wait < deadline else { throw .unavailable(reason: lastFailure) }
+      do {
+        try await Task.sleep(for: wait)
+      } catch {
+        throw .cancelled
       }
     }
-    throw .unavailable(reason: lastFailure)
+  }
+
+  private enum Attempt {
+    case answered(Data)
+    case skipped(String)
+  }
+
+  /// One attempt on one endpoint (repeated once with a new token when the token expired).
+  private func attempt(
+    _ path: String, _ body: Data, idempotent: Bool, endpoint index: Int, limit: Duration
+  ) async throws(EtcdError) -> Attempt {
+    var reauthenticated = false
+    while true {
+      var request = HTTPRequest(
+        method: .post, url: endpoints[index].appendingPathComponent(path),
+        headers: ["Content-Type": "application/json"], body: body, timeout: limit)
+      if username != nil {
+        do throws(EtcdError) {
+          request.setHeader("Authorization", try await token(refresh: false, endpoint: index))
+        } catch {
+          guard error.isTransient else { throw error }
+          return .skipped("\(error)")
+        }
+      }
+      let response: HTTPResponseMessage
+      do {
+        response = try await http.response(for: request)
+      } catch {
+        switch error {
+        case .cancelled: throw .cancelled
+        case .unreachable(_, let reason): return .skipped(reason)
+        default:
+          guard idempotent else {
+            throw .outcomeUnknown(reason: "\(endpoints[index].absoluteString): \(error)")
+          }
+          return .skipped("\(error)")
+        }
+      }
+      if response.status == 200 { return .answered(response.body) }
+      let failure = Self.serverError(response)
+      if case .server(401, 16, _) = failure, username != nil, !reauthenticated {
+        // An expired token: authenticate again and repeat the request once.
+        reauthenticated = true
+        _ = try await token(refresh: true, endpoint: index)
+        continue
+      }
+      guard case .server(let status, _, let message) = failure, status == 503 || status == 504
+      else { throw failure }
+      // Without a leader nothing was proposed; any other unavailability may hide a commit.
+      guard idempotent || message.contains("no leader") else {
+        throw .outcomeUnknown(reason: "\(endpoints[index].absoluteString): \(message)")
+      }
+      return .skipped(message)
+    }
   }
 
   /// The gateway's error body (`{"error", "message", "code"}`) as an ``EtcdError``.
   static func serverError(_ response: HTTPResponseMessage) -> EtcdError {
     let object = (try? EtcdWire.object(response.body)) ?? [:]
     let message =
-      object["message"] as? String ?? object["error"] as? String
+      EtcdWire.string(object, "message") ?? EtcdWire.string(object, "error")
       ?? String(decoding: response.body.prefix(256), as: UTF8.self)
-    let code = (object["code"] as? NSNumber)?.intValue ?? 0
+    let code = Int(EtcdWire.int64(object, "code"))
     if code == 3 && message.contains("authentication failed") || code == 7 {
       return .authenticationFailed(message: message)
     }
@@ -173,11 +242,11 @@ public final class EtcdCluster: Sendable, CustomStringConvertible {
       ContinuousClock.now - state.tokenIssued < .seconds(60) ? state.token : nil
     }
     if !refresh, let cached { return cached }
-    let body = EtcdWire.data(["name": username ?? "", "password": password ?? ""])
+    let body = EtcdWire.data(["name": .string(username ?? ""), "password": .string(password ?? "")])
     var request = HTTPRequest(
       method: .post, url: endpoints[endpoint].appendingPathComponent("v3/auth/authenticate"),
       headers: ["Content-Type": "application/json"], body: body)
-    request.timeout = timeout
+    request.timeout = attemptTimeout
     let response: HTTPResponseMessage
     do {
       response = try await http.response(for: request)
@@ -185,7 +254,7 @@ public final class EtcdCluster: Sendable, CustomStringConvertible {
       throw error == .cancelled ? .cancelled : .unavailable(reason: "\(error)")
     }
     guard response.status == 200 else { throw Self.serverError(response) }
-    guard let token = try EtcdWire.object(response.body)["token"] as? String else {
+    guard let token = EtcdWire.string(try EtcdWire.object(response.body), "token") else {
       throw .invalidResponse("authenticate returned no token")
     }
     state.withLock { state in

@@ -66,12 +66,15 @@ public struct EtcdConfigSource: RemoteConfigSource {
     let watcher = Cell<EtcdWatcher?>(nil)
     let start = Task {
       var revision: Int64 = 0
+      var failures = 0
       while !Task.isCancelled {
         do throws(EtcdError) {
           revision = try await cluster.range(key, countOnly: true).revision
           break
         } catch {
-          try? await Task.sleep(for: .seconds(1))
+          failures += 1
+          try? await Task.sleep(
+            for: EtcdKeyStore<Int>.readBackoff.delay(afterFailures: failures) ?? .zero)
         }
       }
       guard !Task.isCancelled else { return }

@@ -1,10 +1,13 @@
 import Foundation
+import Streams
 import Tether
 import TetherEtcd
 
 // The second real process the etcd tests launch:
 //   tether-etcd-child increment ENDPOINTS KEY COUNT   `update` +1 COUNT times, then "done"
 //   tether-etcd-child hold ENDPOINTS KEY TTL          write "alive" under a lease, "held", wait
+//   tether-etcd-child watch-many ENDPOINTS PREFIX N   hold N Int keys PREFIX/0…, print
+//     "counts THREADS SOCKETS THREADS SOCKETS" (before, after), then "value I V" per change
 // ENDPOINTS is a comma-separated list of client URLs.
 let arguments = Array(CommandLine.arguments.dropFirst())
 guard arguments.count == 4, let number = Int(arguments[3]) else {
@@ -17,7 +20,7 @@ let cluster = EtcdCluster(
 let key = arguments[2]
 
 /// Writes `line` unbuffered, so the test sees it while this process waits to be killed.
-func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+@Sendable func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
 do {
   switch arguments[0] {
   case "increment":
@@ -32,6 +35,28 @@ do {
     // Holds the lease (its keep-alive runs in the key's own task) until the test kills this
     // process: suspended on nothing, never resumed, rather than a timer.
     await withUnsafeContinuation { (_: UnsafeContinuation<Void, Never>) in }
+  case "watch-many":
+    let before = resources()
+    let keys = (0..<number).map { Shared(wrappedValue: 0, .etcd("\(key)/\($0)", in: cluster)) }
+    let sinks = keys.enumerated().map { index, shared in
+      shared.publisher.dropFirst().sink { say("value \(index) \($0)") }
+    }
+    while keys.contains(where: \.isLoading) { try await Task.sleep(for: .milliseconds(10)) }
+    // Every key is loaded; the watches are opened in one batch right after. Dispatch threads
+    // that served the loads wind down within seconds: the count is the settled one (it stops
+    // as soon as the bound holds, or after 10 s).
+    var after = resources()
+    let settle = ContinuousClock.now + .seconds(10)
+    while ContinuousClock.now < settle
+      && (after.threads > before.threads + 8
+        || after.sockets > before.sockets + 16 || after.sockets <= before.sockets)
+    {
+      try await Task.sleep(for: .milliseconds(100))
+      after = resources()
+    }
+    say("counts \(before.threads) \(before.sockets) \(after.threads) \(after.sockets)")
+    await withUnsafeContinuation { (_: UnsafeContinuation<Void, Never>) in }
+    withExtendedLifetime((keys, sinks)) {}
   default:
     FileHandle.standardError.write(Data("unknown command \(arguments[0])\n".utf8))
     exit(2)
@@ -40,4 +65,15 @@ do {
 } catch {
   FileHandle.standardError.write(Data("tether-etcd-child: \(error)\n".utf8))
   exit(1)
+}
+
+/// This process's threads and open sockets.
+func resources() -> (threads: Int, sockets: Int) {
+  let threads = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task"))?.count
+  let sockets = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? [])
+    .filter {
+      ((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)")) ?? "")
+        .hasPrefix("socket:")
+    }.count
+  return (threads ?? 0, sockets)
 }

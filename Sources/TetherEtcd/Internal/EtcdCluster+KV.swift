@@ -1,43 +1,31 @@
 import Foundation
-
-/// The answer to a range request.
-struct EtcdRange: Sendable {
-  /// The store's revision when the range was read.
-  var revision: Int64
-  var keyValues: [EtcdKeyValue]
-}
-
-/// The answer to a transaction.
-struct EtcdTxnResult: Sendable {
-  var succeeded: Bool
-  /// The store's revision after the transaction (the revision of its writes when it wrote).
-  var revision: Int64
-  /// The key-values of each range operation of the branch that ran, in order.
-  var ranges: [[EtcdKeyValue]]
-}
+import TetherRemoteConfig
 
 /// The internal client: one method per gateway call the keys use.
 extension EtcdCluster {
   /// A linearizable read of `key` (or of `key..<rangeEnd`).
   func range(
-    _ key: Data, rangeEnd: Data? = nil, endpoint: Int? = nil, countOnly: Bool = false
+    _ key: Data, rangeEnd: Data? = nil, endpoint: Int? = nil, countOnly: Bool = false,
+    timeout: Duration? = nil
   ) async throws(EtcdError) -> EtcdRange {
     var body: EtcdWire.Object = ["key": EtcdWire.base64(key)]
     if let rangeEnd { body["range_end"] = EtcdWire.base64(rangeEnd) }
     if countOnly { body["count_only"] = true }
-    let object = try EtcdWire.object(
-      try await call("v3/kv/range", EtcdWire.data(body), idempotent: true, endpoint: endpoint))
-    return EtcdRange(
-      revision: EtcdWire.revision(object),
-      keyValues: EtcdWire.objects(object, "kvs").map(EtcdWire.keyValue))
+    return try EtcdRange(
+      decoding: try await call(
+        "v3/kv/range", EtcdWire.data(body), idempotent: true, endpoint: endpoint,
+        timeout: timeout))
   }
 
   /// Writes `value` at `key` unconditionally; returns the new revision.
-  func put(_ key: Data, _ value: Data, lease: Int64? = nil) async throws(EtcdError) -> Int64 {
+  func put(
+    _ key: Data, _ value: Data, lease: Int64? = nil, timeout: Duration? = nil
+  ) async throws(EtcdError) -> Int64 {
     var body: EtcdWire.Object = ["key": EtcdWire.base64(key), "value": EtcdWire.base64(value)]
-    if let lease { body["lease"] = String(lease) }
+    if let lease { body["lease"] = EtcdWire.number(lease) }
     return EtcdWire.revision(
-      try EtcdWire.object(try await call("v3/kv/put", EtcdWire.data(body), idempotent: false)))
+      try EtcdWire.object(
+        try await call("v3/kv/put", EtcdWire.data(body), idempotent: false, timeout: timeout)))
   }
 
   /// Deletes `key`; returns the new revision.
@@ -52,24 +40,22 @@ extension EtcdCluster {
   /// ``EtcdTxn``).
   func txn(
     compare: [EtcdWire.Object], success: [EtcdWire.Object], failure: [EtcdWire.Object],
-    readOnly: Bool = false
+    readOnly: Bool = false, timeout: Duration? = nil
   ) async throws(EtcdError) -> EtcdTxnResult {
-    let body = EtcdWire.data(["compare": compare, "success": success, "failure": failure])
-    let object = try EtcdWire.object(try await call("v3/kv/txn", body, idempotent: readOnly))
-    let ranges = EtcdWire.objects(object, "responses").compactMap { response in
-      EtcdWire.child(response, "response_range").map {
-        EtcdWire.objects($0, "kvs").map(EtcdWire.keyValue)
-      }
-    }
-    return EtcdTxnResult(
-      succeeded: EtcdWire.bool(object, "succeeded"), revision: EtcdWire.revision(object),
-      ranges: ranges)
+    let body = EtcdWire.data([
+      "compare": .array(compare.map(JSONValue.object)),
+      "success": .array(success.map(JSONValue.object)),
+      "failure": .array(failure.map(JSONValue.object)),
+    ])
+    return try EtcdTxnResult(
+      decoding: try await call("v3/kv/txn", body, idempotent: readOnly, timeout: timeout))
   }
 
   /// Grants a lease of `ttl` seconds; returns its id.
   func grantLease(ttl: Int64) async throws(EtcdError) -> Int64 {
     let object = try EtcdWire.object(
-      try await call("v3/lease/grant", EtcdWire.data(["TTL": String(ttl)]), idempotent: false))
+      try await call(
+        "v3/lease/grant", EtcdWire.data(["TTL": EtcdWire.number(ttl)]), idempotent: false))
     let id = EtcdWire.int64(object, "id")
     guard id != 0 else { throw .invalidResponse("lease grant returned no ID") }
     return id
@@ -79,7 +65,7 @@ extension EtcdCluster {
   /// then answers 200 without a TTL).
   func keepAlive(lease id: Int64) async throws(EtcdError) -> Int64 {
     let data = try await call(
-      "v3/lease/keepalive", EtcdWire.data(["ID": String(id)]), idempotent: true)
+      "v3/lease/keepalive", EtcdWire.data(["ID": EtcdWire.number(id)]), idempotent: true)
     // A streaming call: the first line holds the answer.
     let line = data.split(separator: 0x0A).first.map { Data($0) } ?? data
     let object = try EtcdWire.object(line)
@@ -88,7 +74,8 @@ extension EtcdCluster {
 
   /// Revokes lease `id`: every key attached to it is deleted.
   func revokeLease(_ id: Int64) async throws(EtcdError) {
-    _ = try await call("v3/lease/revoke", EtcdWire.data(["ID": String(id)]), idempotent: true)
+    _ = try await call(
+      "v3/lease/revoke", EtcdWire.data(["ID": EtcdWire.number(id)]), idempotent: true)
   }
 }
 
@@ -98,21 +85,21 @@ enum EtcdTxn {
   static func modRevisionEquals(_ key: Data, _ revision: Int64) -> EtcdWire.Object {
     [
       "key": EtcdWire.base64(key), "target": "MOD", "result": "EQUAL",
-      "mod_revision": String(revision),
+      "mod_revision": EtcdWire.number(revision),
     ]
   }
 
   static func put(_ key: Data, _ value: Data, lease: Int64? = nil) -> EtcdWire.Object {
     var put: EtcdWire.Object = ["key": EtcdWire.base64(key), "value": EtcdWire.base64(value)]
-    if let lease { put["lease"] = String(lease) }
-    return ["request_put": put]
+    if let lease { put["lease"] = EtcdWire.number(lease) }
+    return ["request_put": .object(put)]
   }
 
   static func range(_ key: Data) -> EtcdWire.Object {
-    ["request_range": ["key": EtcdWire.base64(key)]]
+    ["request_range": .object(["key": EtcdWire.base64(key)])]
   }
 
   static func delete(_ key: Data) -> EtcdWire.Object {
-    ["request_delete_range": ["key": EtcdWire.base64(key)]]
+    ["request_delete_range": .object(["key": EtcdWire.base64(key)])]
   }
 }

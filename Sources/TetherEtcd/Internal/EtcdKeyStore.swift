@@ -1,5 +1,6 @@
 import Foundation
 import Tether
+import TetherHTTP
 
 /// The whole life of one `.etcd` key in one process: what it knows of the stored version, its
 /// watch, its lease and its serial write queue.
@@ -173,13 +174,15 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
       var from = state.withLock { $0.knownAt }
       if from == 0 {
         // Nothing read yet: read once, so the watch starts right after a known state.
+        var failures = 0
         while !Task.isCancelled {
           do throws(EtcdError) {
             from = try await read(publishing: true).revision
             break
           } catch {
             subscriber.yield(throwing: error)
-            try? await Task.sleep(for: .seconds(1))
+            failures += 1
+            try? await Task.sleep(for: Self.readBackoff.delay(afterFailures: failures) ?? .zero)
           }
         }
         if Task.isCancelled { return }
@@ -294,12 +297,26 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
     var external: UInt64
   }
 
+  /// The back-off between background attempts of a save that failed transiently.
+  private static var saveBackoff: Backoff {
+    Backoff(initial: .milliseconds(200), maximum: .seconds(5), maximumFailures: 120)
+  }
+  /// The back-off of `update` after a transient failure, and between compare-and-swap
+  /// retries once many writers contend for one key.
+  private static var updateBackoff: Backoff {
+    Backoff(initial: .milliseconds(50), maximum: .milliseconds(250))
+  }
+  /// The back-off of a first read that failed before a watch can start.
+  static var readBackoff: Backoff { Backoff(initial: .milliseconds(250), maximum: .seconds(2)) }
+  private static var contentionBackoff: Backoff {
+    Backoff(initial: .milliseconds(2), maximum: .milliseconds(50))
+  }
+
   private func retry(_ bytes: Data, seen: Seen, generation: UInt64, attempt: Int) {
-    guard attempt <= 120 else { return }
+    guard Self.saveBackoff.delay(afterFailures: attempt, random: 0) != nil else { return }
     state.withLock { $0.pendingWrites += 1 }
     Task { [self] in
-      let ceiling = min(5.0, 0.1 * pow(2, Double(attempt)))
-      try? await Task.sleep(for: .seconds(Double.random(in: ceiling / 2...ceiling)))
+      try? await Task.sleep(for: Self.saveBackoff.delay(afterFailures: attempt) ?? .seconds(5))
       enqueue { [self] in
         defer { state.withLock { $0.pendingWrites -= 1 } }
         guard state.withLock({ $0.saveGeneration == generation }) else { return }
@@ -318,18 +335,24 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
   /// with the same compare; if that compare fails because the key already holds exactly these
   /// bytes, the first one landed.
   private func write(_ bytes: Data, seen: Seen) async throws(EtcdError) {
+    // The cluster's `timeout` bounds the whole save, resends included: without a quorum the
+    // holders hear of it (`saveError`) within that time, and the background retry goes on.
+    let deadline = ContinuousClock.now + cluster.timeout
+    func remaining() -> Duration { max(.milliseconds(1), deadline - ContinuousClock.now) }
     let lease = try await currentLease()
     if lastWriterWins {
       var lost = 0
       while true {
         do throws(EtcdError) {
           let revision = try await writing(bytes) { () throws(EtcdError) in
-            try await cluster.put(key, bytes, lease: lease)
+            try await cluster.put(key, bytes, lease: lease, timeout: remaining())
           }
           observe(revision, ownKeyValue(bytes, revision: revision), own: true)
           return
         } catch {
-          guard case .outcomeUnknown = error, lost < 3 else { throw error }
+          guard case .outcomeUnknown = error, lost < 3, ContinuousClock.now < deadline else {
+            throw error
+          }
           lost += 1
         }
       }
@@ -358,10 +381,13 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
         result = try await writing(bytes) { () throws(EtcdError) in
           try await cluster.txn(
             compare: [EtcdTxn.modRevisionEquals(key, base ?? 0)],
-            success: [EtcdTxn.put(key, bytes, lease: lease)], failure: [EtcdTxn.range(key)])
+            success: [EtcdTxn.put(key, bytes, lease: lease)], failure: [EtcdTxn.range(key)],
+            timeout: remaining())
         }
       } catch {
-        guard case .outcomeUnknown = error, lost < 3 else { throw error }
+        guard case .outcomeUnknown = error, lost < 3, ContinuousClock.now < deadline else {
+          throw error
+        }
         uncertain = true
         lost += 1
         continue
@@ -478,14 +504,15 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
           current = (keyValue?.modRevision ?? 0, keyValue?.value)
           if attempt > 4 {
             // Many writers on one key: spread the retries out a little.
-            try? await Task.sleep(for: .milliseconds(Int.random(in: 0...min(50, attempt * 2))))
+            try? await Task.sleep(
+              for: Self.contentionBackoff.delay(afterFailures: attempt - 4) ?? .zero)
           }
         } catch {
           guard error.isTransient, ContinuousClock.now < deadline else {
             return continuation.resume(throwing: error)
           }
           current = nil
-          try? await Task.sleep(for: .milliseconds(Int.random(in: 50...250)))
+          try? await Task.sleep(for: Self.updateBackoff.delay(afterFailures: attempt) ?? .zero)
         }
       }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import TetherRemoteConfig
 
 /// One key-value pair as etcd stores it.
 struct EtcdKeyValue: Sendable, Equatable {
@@ -20,7 +21,56 @@ struct EtcdEvent: Sendable, Equatable {
   var keyValue: EtcdKeyValue
 }
 
-/// The JSON gateway's conventions, read and written in one place:
+/// The answer to a range request.
+struct EtcdRange: Sendable, Equatable {
+  /// The store's revision when the range was read.
+  var revision: Int64
+  var keyValues: [EtcdKeyValue]
+
+  /// Decodes the gateway's answer (`{"header": {"revision"}, "kvs": […]}`).
+  init(decoding data: Data) throws(EtcdError) {
+    let object = try EtcdWire.object(data)
+    self.init(
+      revision: EtcdWire.revision(object),
+      keyValues: EtcdWire.objects(object, "kvs").map(EtcdWire.keyValue))
+  }
+
+  init(revision: Int64, keyValues: [EtcdKeyValue]) {
+    self.revision = revision
+    self.keyValues = keyValues
+  }
+}
+
+/// The answer to a transaction.
+struct EtcdTxnResult: Sendable, Equatable {
+  var succeeded: Bool
+  /// The store's revision after the transaction (the revision of its writes when it wrote).
+  var revision: Int64
+  /// The key-values of each range operation of the branch that ran, in order.
+  var ranges: [[EtcdKeyValue]]
+
+  /// Decodes the gateway's answer (a failed transaction has no `succeeded`).
+  init(decoding data: Data) throws(EtcdError) {
+    let object = try EtcdWire.object(data)
+    let ranges = EtcdWire.objects(object, "responses").compactMap { response in
+      EtcdWire.child(response, "response_range").map {
+        EtcdWire.objects($0, "kvs").map(EtcdWire.keyValue)
+      }
+    }
+    self.init(
+      succeeded: EtcdWire.bool(object, "succeeded"), revision: EtcdWire.revision(object),
+      ranges: ranges)
+  }
+
+  init(succeeded: Bool, revision: Int64, ranges: [[EtcdKeyValue]]) {
+    self.succeeded = succeeded
+    self.revision = revision
+    self.ranges = ranges
+  }
+}
+
+/// The JSON gateway's conventions, read and written in one place, on Tether's one JSON
+/// parser and writer (`JSONValue`):
 ///
 /// - keys and values are base64;
 /// - 64-bit numbers are sent as strings (a lease id exceeds a `Double`'s exact range), but a
@@ -29,28 +79,25 @@ struct EtcdEvent: Sendable, Equatable {
 /// - default values are omitted: a missing number is 0, a missing flag is `false`, a missing
 ///   event `type` is `PUT`.
 enum EtcdWire {
-  typealias Object = [String: Any]
+  typealias Object = [String: JSONValue]
 
   /// Parses a JSON object, or fails with ``EtcdError/invalidResponse(_:)``.
   static func object(_ data: Data) throws(EtcdError) -> Object {
-    let parsed: Any
+    let parsed: JSONValue
     do {
-      parsed = try JSONSerialization.jsonObject(with: data, options: [])
+      parsed = try JSONValue(parsing: data)
     } catch {
       throw .invalidResponse("not JSON (\(data.count) bytes)")
     }
-    guard let object = parsed as? Object else { throw .invalidResponse("not a JSON object") }
+    guard case .object(let object) = parsed else { throw .invalidResponse("not a JSON object") }
     return object
   }
 
   /// Encodes a request body.
-  static func data(_ object: Object) -> Data {
-    // Only strings, booleans, arrays and objects go in: serialization cannot fail.
-    (try? JSONSerialization.data(withJSONObject: object, options: [])) ?? Data("{}".utf8)
-  }
+  static func data(_ object: Object) -> Data { JSONValue.object(object).jsonData() }
 
   /// The field `name` (snake_case) in any of the gateway's spellings.
-  static func field(_ object: Object, _ name: String) -> Any? {
+  static func field(_ object: Object, _ name: String) -> JSONValue? {
     if let value = object[name] { return value }
     let parts = name.split(separator: "_")
     let camel =
@@ -62,37 +109,50 @@ enum EtcdWire {
   /// A 64-bit integer sent as a string or a number; 0 when omitted or malformed.
   static func int64(_ object: Object, _ name: String) -> Int64 {
     switch field(object, name) {
-    case let text as String: Int64(text) ?? 0
-    case let number as NSNumber:
-      // A Double beyond Int64's range would trap in a plain conversion.
-      Int64(exactly: number.doubleValue.rounded()) ?? 0
+    case .string(let text): Int64(text) ?? 0
+    case .int(let number): Int64(number)
+    // A Double beyond Int64's range would trap in a plain conversion.
+    case .double(let number): Int64(exactly: number.rounded()) ?? 0
     default: 0
     }
   }
 
-  /// Whether the 64-bit field `name` is present at all.
+  /// A string field; `nil` when omitted or not a string.
+  static func string(_ object: Object, _ name: String) -> String? {
+    if case .string(let text) = field(object, name) { return text }
+    return nil
+  }
+
+  /// Whether the field `name` is present at all.
   static func has(_ object: Object, _ name: String) -> Bool { field(object, name) != nil }
 
   /// A flag; `false` when omitted.
   static func bool(_ object: Object, _ name: String) -> Bool {
     switch field(object, name) {
-    case let flag as Bool: flag
-    case let text as String: text == "true"
+    case .bool(let flag): flag
+    case .string(let text): text == "true"
     default: false
     }
   }
 
   /// A base64 field; empty when omitted or malformed.
   static func bytes(_ object: Object, _ name: String) -> Data {
-    (field(object, name) as? String).flatMap { Data(base64Encoded: $0) } ?? Data()
+    string(object, name).flatMap { Data(base64Encoded: $0) } ?? Data()
   }
 
+  /// The objects of an array field (anything else in it is skipped); empty when omitted.
   static func objects(_ object: Object, _ name: String) -> [Object] {
-    field(object, name) as? [Object] ?? []
+    guard case .array(let values) = field(object, name) else { return [] }
+    return values.compactMap { value in
+      if case .object(let object) = value { return object }
+      return nil
+    }
   }
 
+  /// An object field; `nil` when omitted or not an object.
   static func child(_ object: Object, _ name: String) -> Object? {
-    field(object, name) as? Object
+    if case .object(let child) = field(object, name) { return child }
+    return nil
   }
 
   /// The `header.revision` of a response.
@@ -108,15 +168,22 @@ enum EtcdWire {
   }
 
   static func event(_ object: Object) -> EtcdEvent {
-    let type = field(object, "type")
-    let isDelete = (type as? String) == "DELETE" || (type as? NSNumber)?.intValue == 1
+    let isDelete =
+      switch field(object, "type") {
+      case .string(let type): type == "DELETE"
+      case .int(let type): type == 1
+      default: false
+      }
     return EtcdEvent(
       kind: isDelete ? .delete : .put, keyValue: keyValue(child(object, "kv") ?? [:]))
   }
 
   /// A key or value as the gateway wants it.
-  static func base64(_ bytes: Data) -> String { bytes.base64EncodedString() }
-  static func base64(_ key: String) -> String { Data(key.utf8).base64EncodedString() }
+  static func base64(_ bytes: Data) -> JSONValue { .string(bytes.base64EncodedString()) }
+  static func base64(_ key: String) -> JSONValue { base64(Data(key.utf8)) }
+
+  /// A 64-bit number as the gateway wants it (a string).
+  static func number(_ value: Int64) -> JSONValue { .string(String(value)) }
 
   /// The end of the range of every key that starts with `prefix` (etcd's "prefix + 1").
   static func prefixEnd(_ prefix: Data) -> Data {
@@ -135,6 +202,10 @@ enum EtcdWire {
 /// One message of a watch stream.
 struct EtcdWatchMessage: Sendable, Equatable {
   var revision: Int64
+  /// Which watch of the stream it is about: the position of its create request in the
+  /// stream's body (etcd numbers them 0, 1, … per stream; 0 is omitted). -1 is the whole
+  /// stream.
+  var watchID: Int64 = 0
   var created = false
   var canceled = false
   var compactRevision: Int64 = 0
@@ -179,16 +250,19 @@ struct EtcdWatchDecoder {
     let object = try EtcdWire.object(line)
     if let error = EtcdWire.field(object, "error") {
       let text =
-        (error as? EtcdWire.Object).flatMap { $0["message"] as? String }
-        ?? (error as? String) ?? "watch error"
+        switch error {
+        case .object(let details): EtcdWire.string(details, "message") ?? "watch error"
+        case .string(let text): text
+        default: "watch error"
+        }
       return EtcdWatchMessage(revision: 0, error: text)
     }
     let result = EtcdWire.child(object, "result") ?? object
     return EtcdWatchMessage(
-      revision: EtcdWire.revision(result), created: EtcdWire.bool(result, "created"),
-      canceled: EtcdWire.bool(result, "canceled"),
+      revision: EtcdWire.revision(result), watchID: EtcdWire.int64(result, "watch_id"),
+      created: EtcdWire.bool(result, "created"), canceled: EtcdWire.bool(result, "canceled"),
       compactRevision: EtcdWire.int64(result, "compact_revision"),
-      cancelReason: EtcdWire.field(result, "cancel_reason") as? String ?? "",
+      cancelReason: EtcdWire.string(result, "cancel_reason") ?? "",
       events: EtcdWire.objects(result, "events").map(EtcdWire.event))
   }
 }
