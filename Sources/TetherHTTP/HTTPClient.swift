@@ -112,7 +112,11 @@ public final class HTTPClient: Sendable {
         plainHTTPOverSockets: plainHTTPOverSockets,
         maximumConnectionsPerOrigin: maximumConnectionsPerOrigin,
         connectTimeout: timeout.seconds),
-      maximumRedirects: max(0, maximumRedirects), sensitiveHeaders: sensitiveHeaders)
+      policy: RequestExecutor.Policy(
+        timeout: timeout, limit: max(0, maximumResponseSize),
+        maximumRedirects: max(0, maximumRedirects), retryPolicy: retryPolicy,
+        interceptors: interceptors, streamIdleTimeout: streamIdleTimeout),
+      sensitiveHeaders: sensitiveHeaders)
     self.maximumConnectionsPerOrigin = max(1, maximumConnectionsPerOrigin)
     self.streamIdleTimeout = streamIdleTimeout
     self.baseURL = baseURL
@@ -135,71 +139,7 @@ public final class HTTPClient: Sendable {
   /// - Throws: ``HTTPError`` when no response arrived (or the last attempt's status was a
   ///   transient failure that was retried: then its status error).
   public func response(for request: HTTPRequest) async throws(HTTPError) -> HTTPResponseMessage {
-    let request = withDefaultHeaders(request)
-    var attempt = 1
-    var interceptorRetried = false
-    while true {
-      var prepared = request
-      do {
-        for interceptor in interceptors { try await interceptor.prepare(&prepared) }
-      } catch {
-        throw Self.interceptorError(error)
-      }
-      let outcome: Result<HTTPResponseMessage, HTTPError>
-      do {
-        outcome = .success(try await perform(prepared))
-      } catch {
-        outcome = .failure(error)
-      }
-      if case .success(let response) = outcome, !interceptorRetried {
-        var retry = false
-        do {
-          for interceptor in interceptors
-          where try await interceptor.inspect(prepared, response) == .retry {
-            retry = true
-            break
-          }
-        } catch {
-          throw Self.interceptorError(error)
-        }
-        if retry {
-          interceptorRetried = true
-          continue
-        }
-      }
-      // A transient failure of an idempotent request is tried again.
-      let failure: HTTPError? =
-        switch outcome {
-        case .failure(let error): error
-        case .success(let response) where HTTPRetryPolicy.isTransientStatus(response.status):
-          .status(
-            response.status, url: HTTPError.redacted(prepared.url),
-            bodyExcerpt: HTTPError.excerpt(of: response.body), retryAfter: response.retryAfter)
-        case .success: nil
-        }
-      guard let failure, HTTPRetryPolicy.isTransient(failure), request.method.isIdempotent,
-        attempt < retryPolicy.maximumAttempts,
-        let delay = retryPolicy.delay(beforeRetry: attempt, retryAfter: failure.retryAfter)
-      else {
-        return try outcome.get()
-      }
-      attempt += 1
-      do {
-        try await Task.sleep(for: delay)
-      } catch {
-        throw .cancelled
-      }
-    }
-  }
-
-  /// One attempt, no interceptors, no retries.
-  func perform(_ request: HTTPRequest) async throws(HTTPError) -> HTTPResponseMessage {
-    let raw = try await executor.perform(
-      request, limit: maximumResponseSize, timeout: (request.timeout ?? timeout).seconds)
-    var response = HTTPResponseMessage(status: raw.status)
-    response.headers = raw.headers
-    response.body = raw.body
-    return response
+    try await executor.execute(withDefaultHeaders(request))
   }
 
   /// `request` with every default header it does not set itself.
@@ -285,20 +225,9 @@ public final class HTTPClient: Sendable {
   }
 
   private func openStream(_ request: HTTPRequest) async throws(HTTPError) -> StreamedResponse {
-    var prepared = withDefaultHeaders(request)
-    do {
-      for interceptor in interceptors { try await interceptor.prepare(&prepared) }
-    } catch {
-      throw Self.interceptorError(error)
-    }
-    return try await executor.stream(
-      prepared, headTimeout: (prepared.timeout ?? timeout).seconds,
-      idleTimeout: streamIdleTimeout.seconds)
+    try await executor.openStream(withDefaultHeaders(request))
   }
 
-  private static func interceptorError(_ error: any Error) -> HTTPError {
-    (error as? HTTPError) ?? .interceptorFailed("\(error)")
-  }
 }
 
 extension HTTPRetryPolicy {

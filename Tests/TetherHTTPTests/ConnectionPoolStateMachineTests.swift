@@ -74,6 +74,18 @@ import Testing
     #expect(pool.exchangeFailed(0, dead, reusedAndSilent: true) == [.fail(2, dead)])
   }
 
+  @Test func aConnectionFoundUnusableBeforeSendingRequeuesEvenAPost() {
+    var pool = Machine(maximumConnections: 1)
+    _ = pool.requestQueued(1, idempotent: true)
+    _ = pool.connectionEstablished(0)
+    _ = pool.exchangeFinished(0, reusable: true)
+    #expect(pool.requestQueued(2, idempotent: false) == [.cancelIdleTimer(0), .execute(2, on: 0)])
+    // Nothing was sent: the POST waits for the next connection, first in line.
+    _ = pool.requestQueued(3, idempotent: true)
+    #expect(pool.exchangeNotStarted(0) == [.connect(1)])
+    #expect(pool.connectionEstablished(1) == [.execute(2, on: 1)])
+  }
+
   @Test func abandoningAWaiterFailsItAndAbandoningARunningOneAbortsItsExchange() {
     var pool = Machine(maximumConnections: 1)
     _ = pool.requestQueued(1, idempotent: true)
@@ -125,7 +137,7 @@ import Testing
     var model = PoolModel()
     for _ in 0..<400 {
       let actions: [Machine.Action]
-      switch random.next() % 9 {
+      switch random.next() % 10 {
       case 0, 1:
         let id = model.nextRequest
         model.nextRequest += 1
@@ -157,11 +169,16 @@ import Testing
       case 7:
         guard let id = model.idle.randomElement(using: &random) else { continue }
         actions = random.next() % 2 == 0 ? pool.idleTimeoutFired(id) : pool.connectionClosed(id)
-      default:
+      case 8:
         guard let (connection, _) = model.busy.randomElement(using: &random) else { continue }
         model.busy[connection] = nil
         // A reused connection that died silently under its request.
         actions = pool.exchangeFailed(connection, refused, reusedAndSilent: true)
+      default:
+        guard let (connection, _) = model.busy.randomElement(using: &random) else { continue }
+        model.busy[connection] = nil
+        // A kept-alive connection found closed before anything was sent.
+        actions = pool.exchangeNotStarted(connection)
       }
       model.apply(actions)
       #expect(pool.connectionCount <= cap, "seed \(seed): more connections than the cap")

@@ -74,7 +74,7 @@ final class ConnectionPool: HTTP1ConnectionOwner, @unchecked Sendable {
         busy[id] = request
         exchange.reset()
         connection.execute(
-          exchange.message, url: exchange.url, isHead: exchange.isHead, sink: exchange)
+          exchange.message, url: exchange.requestURL, isHead: exchange.isHead, sink: exchange)
       case .fail(let request, let error):
         guard let exchange = requests.removeValue(forKey: request) else { continue }
         loop.cancel(exchange.deadlineTimer)
@@ -129,6 +129,12 @@ final class ConnectionPool: HTTP1ConnectionOwner, @unchecked Sendable {
     connections[connection.id] = nil
     perform(machine.connectionClosed(connection.id))
   }
+
+  func exchangeNotStarted(_ connection: HTTP1Connection) {
+    busy[connection.id] = nil
+    connections[connection.id] = nil
+    perform(machine.exchangeNotStarted(connection.id))
+  }
 }
 
 /// One buffered request in a pool: its bytes, its deadline, and the body collected within
@@ -140,29 +146,34 @@ final class BufferedExchange: ExchangeSink, @unchecked Sendable {
 
   let id = BufferedExchange.ids.wrappingAdd(1, ordering: .relaxed).oldValue
   let message: [UInt8]
-  let url: String
+  let requestURL: URL
   let isHead: Bool
   let isIdempotent: Bool
   let limit: Int
   let deadline: UInt64
-  let timeoutError: HTTPError
+  let timeout: Double
   /// Whether the caller set `Accept-Encoding` (and so decodes bodies itself).
   let acceptsEncodings: Bool
   var deadlineTimer: TimerID?
   private var continuation: CheckedContinuation<RawHTTPResponse, any Error>?
   private(set) var response = RawHTTPResponse(status: 0, headers: [:], body: Data())
 
+  /// The request's URL as errors show it (worked out only for an error: it costs a parse).
+  var url: String { HTTPError.redacted(requestURL) }
+  /// The error of a request whose deadline passed.
+  var timeoutError: HTTPError { .timedOut(url: url, after: timeout) }
+
   init(
     request: HTTPRequest, limit: Int, deadline: UInt64, timeout: Double,
     continuation: CheckedContinuation<RawHTTPResponse, any Error>
   ) {
     message = HTTP1RequestSerializer.serialize(request)
-    url = HTTPError.redacted(request.url)
+    requestURL = request.url
     isHead = request.method == .head
     isIdempotent = request.method.isIdempotent
     self.limit = limit
     self.deadline = deadline
-    timeoutError = .timedOut(url: url, after: timeout)
+    self.timeout = timeout
     acceptsEncodings = request.header("Accept-Encoding") != nil
     self.continuation = continuation
   }
@@ -203,13 +214,13 @@ final class BufferedExchange: ExchangeSink, @unchecked Sendable {
 /// anyway is not what the caller can read, so it is refused, never handed over as the body.
 enum ContentCoding {
   static func check(
-    _ headers: [String: String], url: String, acceptsEncodings: Bool
+    _ headers: [String: String], url: @autoclosure () -> String, acceptsEncodings: Bool
   ) -> HTTPError? {
     guard !acceptsEncodings, let coding = headers["content-encoding"]?.lowercased(),
       !coding.isEmpty, coding != "identity"
     else { return nil }
     return .undecodable(
-      url: url, path: "",
+      url: url(), path: "",
       reason: "the server sent a \(coding)-encoded body although only identity was accepted")
   }
 }

@@ -153,6 +153,19 @@ struct ConnectionPoolStateMachine {
     return [.fail(request, error)] + openConnectionsForWaiters()
   }
 
+  /// The connection handed a request turned out to be unusable before anything was sent (the
+  /// server had closed it, or sent bytes nobody asked for): the request goes back to the
+  /// front of the queue as it was — it never left, so even a `POST` may go again.
+  mutating func exchangeNotStarted(_ connection: ConnectionID) -> [Action] {
+    guard case .busy(let request) = connections[connection],
+      let (_, waiter) = running.removeValue(forKey: request)
+    else { return [] }
+    connections[connection] = nil
+    guard !isShutDown else { return [.fail(request, .cancelled)] }
+    queue.insert(waiter, at: 0)
+    return openConnectionsForWaiters()
+  }
+
   /// An idle connection was closed by its server (or failed).
   mutating func connectionClosed(_ connection: ConnectionID) -> [Action] {
     guard connections[connection] == .idle else { return [] }

@@ -22,6 +22,9 @@ protocol HTTP1ConnectionOwner: AnyObject {
   func exchangeFailed(_ connection: HTTP1Connection, _ error: HTTPError, reusedAndSilent: Bool)
   /// An idle connection was closed by the server (or failed).
   func idleConnectionClosed(_ connection: HTTP1Connection)
+  /// The connection, handed an exchange, was found unusable before sending anything (the
+  /// server closed it, or sent bytes nobody asked for); it is closed, and nothing was sent.
+  func exchangeNotStarted(_ connection: HTTP1Connection)
 }
 
 /// Where one exchange's answer goes, as it arrives. Called on the connection's loop.
@@ -79,7 +82,9 @@ final class HTTP1Connection: EventLoopHandler, @unchecked Sendable {
 
   // The exchange in progress
   private var sink: (any ExchangeSink)?
-  private var url = ""
+  private var requestURL: URL?
+  /// The request's URL as errors show it, worked out only when one is needed.
+  private var url: String { requestURL.map(HTTPError.redacted) ?? origin }
   private var message: [UInt8] = []
   private var written = 0
   private var writeFailed = false
@@ -205,17 +210,18 @@ final class HTTP1Connection: EventLoopHandler, @unchecked Sendable {
 
   /// Sends `message` (a whole request) and hands the answer to `sink`. `url` names the
   /// request in errors; `isHead` says the answer has no body.
-  func execute(_ message: [UInt8], url: String, isHead: Bool, sink: any ExchangeSink) {
-    guard case .idle = state else {
-      // Only a closed connection can be handed an exchange by mistake: the request goes
-      // back to its owner as if the connection had died unanswered.
-      owner?.exchangeFailed(
-        self, .unreachable(url: url, reason: "the connection closed"), reusedAndSilent: true)
+  func execute(_ message: [UInt8], url: URL, isHead: Bool, sink: any ExchangeSink) {
+    guard case .idle = state, completedExchanges == 0 || isQuietWhileIdle() else {
+      // A kept-alive connection the server closed, or with stray bytes waiting (a late part
+      // of an earlier answer would be read as this one's): nothing is sent on it.
+      closeSocket()
+      state = .closed
+      owner?.exchangeNotStarted(self)
       return
     }
     state = .busy
     self.sink = sink
-    self.url = url
+    requestURL = url
     self.message = message
     written = 0
     writeFailed = false
@@ -255,6 +261,15 @@ final class HTTP1Connection: EventLoopHandler, @unchecked Sendable {
     closeSocket()
     state = .closed
     sink = nil
+  }
+
+  /// Whether an idle connection has nothing to read: no end of the stream, no stray byte.
+  /// Readiness may not have been reported yet when a request arrives right after the
+  /// previous answer, so this asks the socket itself.
+  private func isQuietWhileIdle() -> Bool {
+    var byte: UInt8 = 0
+    let count = recv(descriptor, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
+    return count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)
   }
 
   // MARK: - Readiness

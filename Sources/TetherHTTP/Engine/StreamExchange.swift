@@ -22,6 +22,7 @@ final class StreamExchange: HTTP1ConnectionOwner, ExchangeSink, @unchecked Senda
   private let origin: String
   private let message: [UInt8]
   private let url: String
+  private let requestURL: URL
   private let isHead: Bool
   private let headTimeout: Double
   private let idleTimeout: Double
@@ -44,6 +45,7 @@ final class StreamExchange: HTTP1ConnectionOwner, ExchangeSink, @unchecked Senda
     origin = "http://\(HTTP1RequestSerializer.hostHeader(of: request.url))"
     message = HTTP1RequestSerializer.serialize(request)
     url = HTTPError.redacted(request.url)
+    requestURL = request.url
     isHead = request.method == .head
     self.headTimeout = headTimeout
     self.idleTimeout = idleTimeout
@@ -130,7 +132,7 @@ final class StreamExchange: HTTP1ConnectionOwner, ExchangeSink, @unchecked Senda
 
   func connectionEstablished(_ connection: HTTP1Connection) {
     guard !ended else { return }
-    connection.execute(message, url: url, isHead: isHead, sink: self)
+    connection.execute(message, url: requestURL, isHead: isHead, sink: self)
   }
 
   func connectionFailed(_ connection: HTTP1Connection, _ error: HTTPError) {
@@ -152,6 +154,12 @@ final class StreamExchange: HTTP1ConnectionOwner, ExchangeSink, @unchecked Senda
   func idleConnectionClosed(_ connection: HTTP1Connection) {
     self.connection = nil
     end(.truncated(url: url, expected: nil, received: 0))
+  }
+
+  func exchangeNotStarted(_ connection: HTTP1Connection) {
+    // A stream's connection is new: it cannot have been used before.
+    self.connection = nil
+    end(.unreachable(url: url, reason: "the connection closed before the request was sent"))
   }
 
   // MARK: - ExchangeSink

@@ -32,10 +32,11 @@ protocol Transport: Sendable {
   func shutDown()
 }
 
-/// The one executor every request of a client goes through, whatever carries it: it checks
-/// the request (the method is a token; no header can smuggle a line), picks the transport,
-/// keeps one deadline over the whole chain, and follows redirects by one rule set
-/// (``RedirectRule``), for buffered requests and streams alike.
+/// The one executor every request of a client goes through, whatever carries it: it runs the
+/// interceptors, retries transient failures of idempotent requests (``HTTPRetryPolicy``),
+/// checks the request (the method is a token; no header can smuggle a line), picks the
+/// transport, keeps one deadline over each attempt's whole chain, and follows redirects by one
+/// rule set (``RedirectRule``), for buffered requests and streams alike.
 ///
 /// Transports: on Linux, plain `http` goes over the ``SocketEngine`` unless a proxy is set in
 /// the environment; `https`, proxies, and everything on Apple platforms go through
@@ -50,17 +51,28 @@ final class RequestExecutor: Sendable {
     }
   }()
 
+  /// What the executor applies to every request: the client's settings.
+  struct Policy: Sendable {
+    /// Per attempt, unless the request sets its own.
+    var timeout: Duration
+    /// The largest buffered body.
+    var limit: Int
+    var maximumRedirects: Int
+    var retryPolicy: HTTPRetryPolicy
+    var interceptors: [HTTPInterceptor]
+    var streamIdleTimeout: Duration
+  }
+
   let engine: SocketEngine?
   private let urlSession = Lock<URLSessionTransport?>(nil)
-  let maximumRedirects: Int
+  let policy: Policy
+  var maximumRedirects: Int { policy.maximumRedirects }
   /// Lower-cased names of the headers stripped on a cross-origin redirect.
   let credentials: Set<String>
 
-  init(
-    engine: SocketEngine?, maximumRedirects: Int, sensitiveHeaders: Set<String>
-  ) {
+  init(engine: SocketEngine?, policy: Policy, sensitiveHeaders: Set<String>) {
     self.engine = engine
-    self.maximumRedirects = maximumRedirects
+    self.policy = policy
     credentials = HTTPRequest.credentialHeaders.union(sensitiveHeaders.map { $0.lowercased() })
   }
 
@@ -94,6 +106,94 @@ final class RequestExecutor: Sendable {
       transport = created
       return created
     }
+  }
+
+  // MARK: - Attempts, interceptors and retries
+
+  /// Sends `request` with the interceptors and the retry policy, and returns the answer
+  /// whatever its status (a transient status that was retried until the attempts ran out is
+  /// thrown as its status error).
+  func execute(_ request: HTTPRequest) async throws(HTTPError) -> HTTPResponseMessage {
+    var attempt = 1
+    var interceptorRetried = false
+    while true {
+      let prepared = try await prepare(request)
+      let outcome: Result<HTTPResponseMessage, HTTPError>
+      do {
+        let raw = try await perform(
+          prepared, limit: policy.limit, timeout: (prepared.timeout ?? policy.timeout).seconds)
+        var response = HTTPResponseMessage(status: raw.status)
+        response.headers = raw.headers
+        response.body = raw.body
+        outcome = .success(response)
+      } catch {
+        outcome = .failure(error)
+      }
+      if case .success(let response) = outcome, !interceptorRetried {
+        var retry = false
+        do {
+          for interceptor in policy.interceptors
+          where try await interceptor.inspect(prepared, response) == .retry {
+            retry = true
+            break
+          }
+        } catch {
+          throw Self.interceptorError(error)
+        }
+        if retry {
+          interceptorRetried = true
+          continue
+        }
+      }
+      // A transient failure of an idempotent request is tried again.
+      let failure: HTTPError? =
+        switch outcome {
+        case .failure(let error): error
+        case .success(let response) where HTTPRetryPolicy.isTransientStatus(response.status):
+          .status(
+            response.status, url: HTTPError.redacted(prepared.url),
+            bodyExcerpt: HTTPError.excerpt(of: response.body), retryAfter: response.retryAfter)
+        case .success: nil
+        }
+      guard let failure, HTTPRetryPolicy.isTransient(failure), request.method.isIdempotent,
+        attempt < policy.retryPolicy.maximumAttempts,
+        let delay = policy.retryPolicy.delay(
+          beforeRetry: attempt, retryAfter: failure.retryAfter)
+      else {
+        return try outcome.get()
+      }
+      attempt += 1
+      do {
+        try await Task.sleep(for: delay)
+      } catch {
+        throw .cancelled
+      }
+    }
+  }
+
+  /// Opens `request` as a stream after the interceptors' `prepare` (no retries: reconnecting
+  /// is the caller's choice).
+  func openStream(_ request: HTTPRequest) async throws(HTTPError) -> StreamedResponse {
+    let prepared = try await prepare(request)
+    return try await stream(
+      prepared, headTimeout: (prepared.timeout ?? policy.timeout).seconds,
+      idleTimeout: policy.streamIdleTimeout.seconds)
+  }
+
+  /// `request` after every interceptor's `prepare`, in order.
+  private func prepare(_ request: HTTPRequest) async throws(HTTPError) -> HTTPRequest {
+    guard !policy.interceptors.isEmpty else { return request }
+    var prepared = request
+    do {
+      for interceptor in policy.interceptors { try await interceptor.prepare(&prepared) }
+    } catch {
+      throw Self.interceptorError(error)
+    }
+    return prepared
+  }
+
+  private static func interceptorError(_ error: any Error) -> HTTPError {
+    (error as? HTTPError) ?? .interceptorFailed("\(error)")
   }
 
   // MARK: - Buffered requests

@@ -1,6 +1,6 @@
 // libFuzzer harness for `ConnectionPoolStateMachine`: each input byte is one event (request
-// queued, abandoned, connection up or failed, exchange finished or failed, idle timer, server
-// close, shut down), chosen among the events that make sense in the model's current state.
+// queued, abandoned, connection up or failed, exchange finished, failed or not started, idle
+// timer, server close, shut down), chosen among the events that make sense in the model's current state.
 // After every event (a violation traps, which libFuzzer reports as a crash):
 // - the pool never holds more connections than its cap;
 // - the pool's count of connections is the model's (connecting + busy + idle);
@@ -52,6 +52,10 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
       actions = pool.connectionClosed(id)
     case 14:
       actions = pool.shutDown()
+    case 15:
+      guard let connection = model.busy.keys.sorted().element(pick) else { continue }
+      model.busy[connection] = nil
+      actions = pool.exchangeNotStarted(connection)
     default:
       continue
     }
