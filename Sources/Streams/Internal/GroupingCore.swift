@@ -100,11 +100,7 @@ final class GroupingCore<Downstream: Subscriber, Slots: GroupSlots>: Subscriptio
       // subscriber asked for.
       return state.demand
     }
-    guard let demand else {
-      subscription.cancel()
-      return
-    }
-    if demand > .none { subscription.request(demand) }
+    subscription.requestOrCancel(demand)
   }
 
   @inlinable
