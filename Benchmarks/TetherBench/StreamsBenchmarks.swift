@@ -51,6 +51,18 @@ func streamsBenchmarks() -> [Benchmark] {
       return total.value
     },
     Benchmark(
+      "streams.zip-sink", baseline: "streams.subject-sink",
+      note: "two subjects zipped into one sink, per value", operations: 200_000
+    ) { n in
+      let a = PassthroughSubject<UInt64, Never>()
+      let b = PassthroughSubject<UInt64, Never>()
+      let total = BenchTotal()
+      let cancellable = a.zip(b).sink { total.add($0.0 &+ $0.1) }
+      for i in 0..<n { (i & 1 == 0 ? a : b).send(UInt64(i)) }
+      cancellable.cancel()
+      return total.value
+    },
+    Benchmark(
       "streams.flatmap-just-sink", baseline: "streams.subject-sink",
       note: "each value mapped to a Just and merged: one inner subscription per value",
       operations: 200_000

@@ -79,6 +79,27 @@ import Testing
       ])
   }
 
+  @Test func aLongBacklogIsPairedInOrder() {
+    // Far more values wait on one side than the buffer keeps before compacting itself.
+    let recorder = RecordingSubscriber<Int, ContractError>()
+    let c = PassthroughSubject<Int, ContractError>()
+    let d = PassthroughSubject<Int, ContractError>()
+    c.zip(d) { $0 * 1_000 + $1 }.subscribe(recorder)
+    for value in 0..<200 { c.send(value) }
+    for value in 0..<150 { d.send(value) }
+    for value in 200..<300 { c.send(value) }
+    for value in 150..<300 { d.send(value) }
+    #expect(recorder.values == (0..<300).map { $0 * 1_000 + $0 })
+  }
+
+  @Test func anUpstreamSubscribedAfterTheRequestIsAskedForTheOpenDemand() {
+    let late = Deferred { Just("z").setFailureType(to: ContractError.self) }
+    let recorder = RecordingSubscriber<String, ContractError>(initialDemand: .max(1))
+    a.zip(late) { "\($0)\($1)" }.subscribe(recorder)
+    a.send(1)
+    #expect(recorder.events == [.subscription, .value("1z"), .completion(.finished)])
+  }
+
   @Test func keepsThePublisherContract() {
     checkOperatorContract { upstream in
       upstream.zip((0..<1_000).publisher.setFailureType(to: ContractError.self)) { $0 + $1 }

@@ -72,3 +72,18 @@ final class FanInSide<Input, Failure: Error>: Subscriber {
     onCompletion(index, completion)
   }
 }
+
+extension Subscription {
+  /// Starts an upstream subscription that has just arrived at an operator with several
+  /// upstreams, as the operator decided under its lock: asks it for `demand`, the subscriber's
+  /// demand still open, or cancels it if `nil` (the operator ended, or that upstream already
+  /// had a subscription). Call without holding a lock.
+  @inlinable
+  func requestOrCancel(_ demand: Subscribers.Demand?) {
+    guard let demand else {
+      cancel()
+      return
+    }
+    if demand > .none { request(demand) }
+  }
+}

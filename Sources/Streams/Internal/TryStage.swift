@@ -1,6 +1,6 @@
-/// The stage behind `tryFilter`, `tryCompactMap` and `tryScan`: it turns each element into
-/// zero or one element with a closure that may throw; a throw fails the stream and cancels
-/// upstream.
+/// The stage behind `tryMap`, `tryFilter`, `tryCompactMap`, `tryScan` and `tryDrop(while:)`:
+/// it turns each element into zero or one element with a closure that may throw; a throw
+/// fails the stream and cancels upstream.
 ///
 /// It is the downstream's subscription (through `link`, a Mutex) so that a throw can cancel
 /// upstream. `transform` (which may keep state, as `tryScan`'s does) and `isDone` are only

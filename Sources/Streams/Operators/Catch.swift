@@ -38,59 +38,14 @@ extension Publishers {
     /// Attaches the subscriber to the upstream, and to the replacement after a failure.
     @inlinable @inline(__always) public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
+      let handler = handler
       upstream.subscribe(
-        CatchInner<Upstream.Failure, NewPublisher, S>(
-          relay: DemandRelay(downstream: subscriber), handler: handler))
+        RelayStage(relay: DemandRelay(downstream: subscriber)) {
+          (completion: Subscribers.Completion<Upstream.Failure>, relay) in
+          guard case .failure(let error) = completion else { return relay.finish(.finished) }
+          guard relay.detach() else { return }
+          handler(error).subscribe(RelayStage(relay: relay))
+        })
     }
   }
-}
-
-@usableFromInline
-final class CatchInner<Failure: Error, NewPublisher: Publisher, Downstream: Subscriber>:
-  Subscriber
-where Downstream.Input == NewPublisher.Output, Downstream.Failure == NewPublisher.Failure {
-  @usableFromInline typealias Input = Downstream.Input
-
-  @usableFromInline let relay: DemandRelay<Downstream>
-  @usableFromInline let handler: @Sendable (Failure) -> NewPublisher
-
-  @inlinable init(
-    relay: DemandRelay<Downstream>,
-    handler: @escaping @Sendable (Failure) -> NewPublisher
-  ) {
-    self.relay = relay
-    self.handler = handler
-  }
-
-  @inlinable func receive(subscription: any Subscription) { relay.attach(subscription) }
-
-  @inlinable func receive(_ input: Input) -> Subscribers.Demand { relay.forward(input) }
-
-  @inlinable func receive(completion: Subscribers.Completion<Failure>) {
-    switch completion {
-    case .finished:
-      relay.finish(.finished)
-    case .failure(let error):
-      guard relay.detach() else { return }
-      handler(error).subscribe(RelayStage(relay: relay))
-    }
-  }
-}
-
-/// Forwards a later upstream (the publisher after `catch` or the suffix of a concatenation)
-/// into the relay that serves the downstream.
-@usableFromInline
-final class RelayStage<Downstream: Subscriber>: Subscriber {
-  @usableFromInline typealias Input = Downstream.Input
-  @usableFromInline typealias Failure = Downstream.Failure
-
-  @usableFromInline let relay: DemandRelay<Downstream>
-
-  @inlinable init(relay: DemandRelay<Downstream>) { self.relay = relay }
-
-  @inlinable func receive(subscription: any Subscription) { relay.attach(subscription) }
-
-  @inlinable func receive(_ input: Input) -> Subscribers.Demand { relay.forward(input) }
-
-  @inlinable func receive(completion: Subscribers.Completion<Failure>) { relay.finish(completion) }
 }

@@ -100,12 +100,7 @@ extension Publishers {
     @inlinable
     public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
-      let core = CombineLatestCore(subscriber, count: 2) {
-        ($0[0] as! A.Output, $0[1] as! B.Output)
-      }
-      core.start()
-      a.subscribe(core.subscriber(forSide: 0))
-      b.subscribe(core.subscriber(forSide: 1))
+      subscribeGroups(subscriber, of: a, b, grouping: .latest)
     }
   }
 
@@ -135,13 +130,7 @@ extension Publishers {
     @inlinable
     public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
-      let core = CombineLatestCore(subscriber, count: 3) {
-        ($0[0] as! A.Output, $0[1] as! B.Output, $0[2] as! C.Output)
-      }
-      core.start()
-      a.subscribe(core.subscriber(forSide: 0))
-      b.subscribe(core.subscriber(forSide: 1))
-      c.subscribe(core.subscriber(forSide: 2))
+      subscribeGroups(subscriber, of: a, b, c, grouping: .latest)
     }
   }
 
@@ -174,152 +163,7 @@ extension Publishers {
     @inlinable
     public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
-      let core = CombineLatestCore(subscriber, count: 4) {
-        ($0[0] as! A.Output, $0[1] as! B.Output, $0[2] as! C.Output, $0[3] as! D.Output)
-      }
-      core.start()
-      a.subscribe(core.subscriber(forSide: 0))
-      b.subscribe(core.subscriber(forSide: 1))
-      c.subscribe(core.subscriber(forSide: 2))
-      d.subscribe(core.subscriber(forSide: 3))
+      subscribeGroups(subscriber, of: a, b, c, d, grouping: .latest)
     }
-  }
-}
-
-/// Keeps the latest value of each upstream and delivers their combination.
-///
-/// Values are kept as `Any` so that one core serves every arity; `combine` turns the full set
-/// back into the typed tuple, and only ever sees values of the types the sides put in.
-@usableFromInline
-final class CombineLatestCore<Downstream: Subscriber>: Subscription, FanInCore {
-  @usableFromInline typealias Failure = Downstream.Failure
-
-  @usableFromInline
-  struct Side {
-    @usableFromInline var subscription: (any Subscription)?
-    @usableFromInline var latest: Any?
-    @usableFromInline var isFinished = false
-
-    @inlinable init() {}
-  }
-
-  @usableFromInline
-  struct State {
-    @usableFromInline var sides: [Side]
-    @usableFromInline var demand = Subscribers.Demand.none
-    /// Everything the subscriber requested so far, for an upstream that subscribes late.
-    @usableFromInline var requested = Subscribers.Demand.none
-    @usableFromInline var isTerminal = false
-
-    @inlinable init(sides: [Side]) { self.sides = sides }
-
-    @inlinable var subscriptions: [any Subscription] { sides.compactMap { $0.subscription } }
-  }
-
-  @usableFromInline let downstream: SerializedDownstream<Downstream>
-  @usableFromInline let state: Locked<State>
-  @usableFromInline let combine: @Sendable ([Any]) -> Downstream.Input
-
-  @inlinable
-  init(
-    _ downstream: Downstream, count: Int, combine: @escaping @Sendable ([Any]) -> Downstream.Input
-  ) {
-    self.downstream = SerializedDownstream(downstream)
-    state = Locked(State(sides: Array(repeating: Side(), count: count)))
-    self.combine = combine
-  }
-
-  @inlinable
-  func start() {
-    addDemand(downstream.send(.subscription(self)))
-  }
-
-  @inlinable
-  func side(_ index: Int, received subscription: any Subscription) {
-    let requested = state.withLock { state -> Subscribers.Demand? in
-      guard !state.isTerminal, state.sides[index].subscription == nil else { return nil }
-      state.sides[index].subscription = subscription
-      return state.requested
-    }
-    guard let requested else {
-      subscription.cancel()
-      return
-    }
-    if requested > .none { subscription.request(requested) }
-  }
-
-  @inlinable
-  func side<Value>(_ index: Int, received value: Value) {
-    let value: Any = value  // boxed before taking the lock
-    let deliver = state.withLock { state -> Bool in
-      guard !state.isTerminal else { return false }
-      state.sides[index].latest = value
-      return emitLocked(&state)
-    }
-    if deliver { addDemand(downstream.deliver()) }
-  }
-
-  @inlinable
-  func side(_ index: Int, completedWith completion: Subscribers.Completion<Failure>) {
-    let (deliver, others) = state.withLock { state -> (Bool, [any Subscription]) in
-      guard !state.isTerminal else { return (false, []) }
-      state.sides[index].subscription = nil
-      state.sides[index].isFinished = true
-      if case .failure = completion {
-        state.isTerminal = true
-        defer { state.sides = [] }
-        return (downstream.enqueue(.completion(completion)), state.subscriptions)
-      }
-      return (finishLocked(&state), [])
-    }
-    for other in others { other.cancel() }
-    if deliver { _ = downstream.deliver() }
-  }
-
-  @inlinable
-  func request(_ demand: Subscribers.Demand) {
-    guard demand > .none else { return }
-    let subscriptions = state.withLock { state -> [any Subscription] in
-      guard !state.isTerminal else { return [] }
-      state.demand += demand
-      state.requested += demand
-      return state.subscriptions
-    }
-    for subscription in subscriptions { subscription.request(demand) }
-  }
-
-  @inlinable
-  func cancel() {
-    let subscriptions = state.withLock { state -> [any Subscription] in
-      guard !state.isTerminal else { return [] }
-      state.isTerminal = true
-      defer { state.sides = [] }
-      return state.subscriptions
-    }
-    downstream.cancel()
-    for subscription in subscriptions { subscription.cancel() }
-  }
-
-  @inlinable
-  func addDemand(_ demand: Subscribers.Demand) {
-    request(demand)
-  }
-
-  /// Queues the current combination if every side has a value and the subscriber has
-  /// demand; without demand the combination is dropped, as Combine does.
-  @inlinable
-  func emitLocked(_ state: inout State) -> Bool {
-    let values = state.sides.compactMap { $0.latest }
-    guard values.count == state.sides.count, state.demand > .none else { return false }
-    state.demand -= 1
-    return downstream.enqueue(.value(combine(values)))
-  }
-
-  @inlinable
-  func finishLocked(_ state: inout State) -> Bool {
-    guard !state.isTerminal, state.sides.allSatisfy({ $0.isFinished }) else { return false }
-    state.isTerminal = true
-    state.sides = []
-    return downstream.enqueue(.completion(.finished))
   }
 }

@@ -25,36 +25,13 @@ extension Publishers {
     /// Attaches the subscriber to the prefix, then to the suffix.
     @inlinable @inline(__always) public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
-      prefix.subscribe(ConcatenateInner(relay: DemandRelay(downstream: subscriber), suffix: suffix))
-    }
-  }
-}
-
-@usableFromInline
-final class ConcatenateInner<Suffix: Publisher, Downstream: Subscriber>: Subscriber
-where Downstream.Input == Suffix.Output, Downstream.Failure == Suffix.Failure {
-  @usableFromInline typealias Input = Downstream.Input
-  @usableFromInline typealias Failure = Downstream.Failure
-
-  @usableFromInline let relay: DemandRelay<Downstream>
-  @usableFromInline let suffix: Suffix
-
-  @inlinable init(relay: DemandRelay<Downstream>, suffix: Suffix) {
-    self.relay = relay
-    self.suffix = suffix
-  }
-
-  @inlinable func receive(subscription: any Subscription) { relay.attach(subscription) }
-
-  @inlinable func receive(_ input: Input) -> Subscribers.Demand { relay.forward(input) }
-
-  @inlinable func receive(completion: Subscribers.Completion<Failure>) {
-    switch completion {
-    case .finished:
-      guard relay.detach() else { return }
-      suffix.subscribe(RelayStage(relay: relay))
-    case .failure:
-      relay.finish(completion)
+      let suffix = suffix
+      prefix.subscribe(
+        RelayStage(relay: DemandRelay(downstream: subscriber)) { completion, relay in
+          guard case .finished = completion else { return relay.finish(completion) }
+          guard relay.detach() else { return }
+          suffix.subscribe(RelayStage(relay: relay))
+        })
     }
   }
 }

@@ -55,68 +55,10 @@ extension Publishers {
     /// Attaches the subscriber through a subscription that delays every event.
     public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
-      upstream.subscribe(DelayInner(subscriber, publisher: self))
+      upstream.subscribe(
+        ScheduledRelay(
+          subscriber, scheduler: scheduler, options: options,
+          delay: .init(interval: interval, tolerance: tolerance)))
     }
-  }
-}
-
-private final class DelayInner<Downstream: Subscriber, Context: Scheduler>: Subscriber,
-  Subscription, ScheduledTarget
-{
-  typealias Input = Downstream.Input
-  typealias Failure = Downstream.Failure
-
-  private let downstream: SerializedDownstream<Downstream>
-  private let upstream = UpstreamLink()
-  private let interval: Context.SchedulerTimeType.Stride
-  private let tolerance: Context.SchedulerTimeType.Stride
-  private let scheduler: Context
-  private let options: Context.SchedulerOptions?
-
-  init<Upstream>(_ downstream: Downstream, publisher: Publishers.Delay<Upstream, Context>) {
-    self.downstream = SerializedDownstream(downstream)
-    interval = publisher.interval
-    tolerance = publisher.tolerance
-    scheduler = publisher.scheduler
-    options = publisher.options
-  }
-
-  func receive(subscription: any Subscription) {
-    guard upstream.attach(subscription) else { return }
-    forward(downstream.send(.subscription(self)))
-  }
-
-  func receive(_ input: Input) -> Subscribers.Demand {
-    guard !upstream.isTerminal else { return .none }
-    scheduleDelayed(.value(input))
-    return .none
-  }
-
-  func receive(completion: Subscribers.Completion<Failure>) {
-    guard upstream.finish() else { return }
-    scheduleDelayed(.completion(completion))
-  }
-
-  func receiveScheduled(_ event: SerializedDownstream<Downstream>.Event) {
-    forward(downstream.send(event))
-  }
-
-  func request(_ demand: Subscribers.Demand) {
-    upstream.request(demand)
-  }
-
-  func cancel() {
-    downstream.cancel()
-    upstream.cancel()
-  }
-
-  private func scheduleDelayed(_ event: SerializedDownstream<Downstream>.Event) {
-    scheduler.schedule(
-      after: scheduler.now.advanced(by: interval), tolerance: tolerance, options: options,
-      event, to: self)
-  }
-
-  private func forward(_ demand: Subscribers.Demand) {
-    if demand > .none { upstream.request(demand) }
   }
 }

@@ -36,12 +36,12 @@ extension Publishers {
     @inlinable public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
       let predicate = predicate
-      var dropping = true
+      var latch = PredicateLatch()
       upstream.subscribe(
-        FinishingStage(downstream: subscriber) { input in
-          if dropping { dropping = predicate(input) }
-          return dropping ? .skip : .forward
-        })
+        FinishingStage(downstream: subscriber) {
+          latch.holds(for: $0, predicate) ? .skip : .forward
+        }
+      )
     }
   }
 }

@@ -327,11 +327,7 @@ final class MergeCore<Downstream: Subscriber>: Subscription, FanInCore {
       guard !state.isTerminal, state.children.attach(id, subscription) else { return nil }
       return state.demand
     }
-    guard let demand else {
-      subscription.cancel()
-      return
-    }
-    if demand > .none { subscription.request(demand) }
+    subscription.requestOrCancel(demand)
   }
 
   @inlinable

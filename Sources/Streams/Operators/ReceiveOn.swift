@@ -41,58 +41,7 @@ extension Publishers {
     /// Attaches the subscriber through a subscription that reschedules every event.
     public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
-      upstream.subscribe(ReceiveOnInner(subscriber, scheduler: scheduler, options: options))
+      upstream.subscribe(ScheduledRelay(subscriber, scheduler: scheduler, options: options))
     }
-  }
-}
-
-private final class ReceiveOnInner<Downstream: Subscriber, Context: Scheduler>: Subscriber,
-  Subscription, ScheduledTarget
-{
-  typealias Input = Downstream.Input
-  typealias Failure = Downstream.Failure
-
-  private let downstream: SerializedDownstream<Downstream>
-  private let upstream = UpstreamLink()
-  private let scheduler: Context
-  private let options: Context.SchedulerOptions?
-
-  init(_ downstream: Downstream, scheduler: Context, options: Context.SchedulerOptions?) {
-    self.downstream = SerializedDownstream(downstream)
-    self.scheduler = scheduler
-    self.options = options
-  }
-
-  func receive(subscription: any Subscription) {
-    guard upstream.attach(subscription) else { return }
-    forward(downstream.send(.subscription(self)))
-  }
-
-  func receive(_ input: Input) -> Subscribers.Demand {
-    guard !upstream.isTerminal else { return .none }
-    scheduler.schedule(options: options, .value(input), to: self)
-    return .none
-  }
-
-  func receive(completion: Subscribers.Completion<Failure>) {
-    guard upstream.finish() else { return }
-    scheduler.schedule(options: options, .completion(completion), to: self)
-  }
-
-  func receiveScheduled(_ event: SerializedDownstream<Downstream>.Event) {
-    forward(downstream.send(event))
-  }
-
-  func request(_ demand: Subscribers.Demand) {
-    upstream.request(demand)
-  }
-
-  func cancel() {
-    downstream.cancel()
-    upstream.cancel()
-  }
-
-  private func forward(_ demand: Subscribers.Demand) {
-    if demand > .none { upstream.request(demand) }
   }
 }

@@ -30,34 +30,13 @@ extension Publishers {
     /// Attaches the subscriber behind a stage that counts demand for the replacement.
     @inlinable @inline(__always) public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
+      let output = output
       upstream.subscribe(
-        ReplaceErrorInner<Upstream.Failure, S>(
-          relay: DemandRelay(downstream: subscriber), output: output))
-    }
-  }
-}
-
-@usableFromInline
-final class ReplaceErrorInner<Failure: Error, Downstream: Subscriber>: Subscriber
-where Downstream.Failure == Never {
-  @usableFromInline typealias Input = Downstream.Input
-
-  @usableFromInline let relay: DemandRelay<Downstream>
-  @usableFromInline let output: Input
-
-  @inlinable init(relay: DemandRelay<Downstream>, output: Input) {
-    self.relay = relay
-    self.output = output
-  }
-
-  @inlinable func receive(subscription: any Subscription) { relay.attach(subscription) }
-
-  @inlinable func receive(_ input: Input) -> Subscribers.Demand { relay.forward(input) }
-
-  @inlinable func receive(completion: Subscribers.Completion<Failure>) {
-    switch completion {
-    case .finished: relay.finish(.finished)
-    case .failure: relay.finish(with: output)
+        RelayStage(relay: DemandRelay(downstream: subscriber)) {
+          (completion: Subscribers.Completion<Upstream.Failure>, relay) in
+          guard case .failure = completion else { return relay.finish(.finished) }
+          relay.finish(with: output)
+        })
     }
   }
 }

@@ -38,40 +38,23 @@ extension Publishers {
     @inlinable public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
       upstream.subscribe(
-        RetryInner(relay: DemandRelay(downstream: subscriber), upstream: upstream, left: retries))
+        retryStage(relay: DemandRelay(downstream: subscriber), upstream: upstream, left: retries))
     }
   }
 }
 
-@usableFromInline
-final class RetryInner<Upstream: Publisher, Downstream: Subscriber>: Subscriber
+/// A stage that forwards one subscription to `upstream` and, after a failure, subscribes to it
+/// again through a new stage while `left` allows (`nil`: without limit).
+@inlinable
+func retryStage<Upstream: Publisher, Downstream: Subscriber>(
+  relay: DemandRelay<Downstream>, upstream: Upstream, left: Int?
+) -> RelayStage<Upstream.Failure, Downstream>
 where Downstream.Input == Upstream.Output, Downstream.Failure == Upstream.Failure {
-  @usableFromInline typealias Input = Downstream.Input
-  @usableFromInline typealias Failure = Downstream.Failure
-
-  @usableFromInline let relay: DemandRelay<Downstream>
-  @usableFromInline let upstream: Upstream
-  /// Touched only in `receive(completion:)`, which runs once per subscription, after the
-  /// previous one ended.
-  @usableFromInline var left: Int?
-
-  @inlinable init(relay: DemandRelay<Downstream>, upstream: Upstream, left: Int?) {
-    self.relay = relay
-    self.upstream = upstream
-    self.left = left
-  }
-
-  @inlinable func receive(subscription: any Subscription) { relay.attach(subscription) }
-
-  @inlinable func receive(_ input: Input) -> Subscribers.Demand { relay.forward(input) }
-
-  @inlinable func receive(completion: Subscribers.Completion<Failure>) {
+  RelayStage(relay: relay) { completion, relay in
     guard case .failure = completion, left.map({ $0 > 0 }) ?? true else {
-      relay.finish(completion)
-      return
+      return relay.finish(completion)
     }
-    left = left.map { $0 - 1 }
     guard relay.detach() else { return }
-    upstream.subscribe(self)
+    upstream.subscribe(retryStage(relay: relay, upstream: upstream, left: left.map { $0 - 1 }))
   }
 }

@@ -158,15 +158,9 @@ where Downstream.Input == Inner.Output, Downstream.Failure == Inner.Failure {
       guard !state.isTerminal else { return (false, nil) }
       state.outer = nil
       state.isOuterFinished = true
-      if case .failure = completion {
-        state.isTerminal = true
-        defer { state.current = nil }
-        return (downstream.enqueue(.completion(completion)), state.current)
-      }
-      return (finishLocked(&state), nil)
+      return completeLocked(&state, completion)
     }
-    current?.cancel()
-    if deliver { _ = downstream.deliver() }
+    complete(deliver, cancelling: current)
   }
 
   @inlinable func request(_ demand: Subscribers.Demand) {
@@ -203,11 +197,7 @@ where Downstream.Input == Inner.Output, Downstream.Failure == Inner.Failure {
       state.current = subscription
       return state.demand
     }
-    guard let demand else {
-      subscription.cancel()
-      return
-    }
-    if demand > .none { subscription.request(demand) }
+    subscription.requestOrCancel(demand)
   }
 
   @inlinable func child(_ id: Int, received input: Downstream.Input) {
@@ -224,19 +214,34 @@ where Downstream.Input == Inner.Output, Downstream.Failure == Inner.Failure {
       guard !state.isTerminal, state.currentID == id else { return (false, nil) }
       state.current = nil
       state.hasCurrent = false
-      if case .failure = completion {
-        state.isTerminal = true
-        defer { state.outer = nil }
-        return (downstream.enqueue(.completion(completion)), state.outer)
-      }
-      return (finishLocked(&state), nil)
+      return completeLocked(&state, completion)
     }
-    outer?.cancel()
-    if deliver { _ = downstream.deliver() }
+    complete(deliver, cancelling: outer)
   }
 
   @inlinable func addDemand(_ demand: Subscribers.Demand) {
     request(demand)
+  }
+
+  /// After the outer or the current publisher completed (and was let go of): a failure ends
+  /// the stream at once, returning the other subscription to cancel; `.finished` ends it
+  /// once neither is left. Returns whether the caller must deliver.
+  @inlinable func completeLocked(
+    _ state: inout State, _ completion: Subscribers.Completion<Failure>
+  ) -> (Bool, (any Subscription)?) {
+    guard case .failure = completion else { return (finishLocked(&state), nil) }
+    state.isTerminal = true
+    defer {
+      state.outer = nil
+      state.current = nil
+    }
+    return (downstream.enqueue(.completion(completion)), state.outer ?? state.current)
+  }
+
+  /// Does what ``completeLocked(_:_:)`` decided; call without holding a lock.
+  @inlinable func complete(_ deliver: Bool, cancelling other: (any Subscription)?) {
+    other?.cancel()
+    if deliver { _ = downstream.deliver() }
   }
 
   @inlinable func finishLocked(_ state: inout State) -> Bool {

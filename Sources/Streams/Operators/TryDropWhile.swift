@@ -33,11 +33,10 @@ extension Publishers {
     @inlinable public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
       let predicate = predicate
-      var dropping = true
+      var latch = PredicateLatch()
       upstream.subscribe(
-        TryStage<Upstream.Output, Upstream.Failure, S>(downstream: subscriber) { input in
-          if dropping { dropping = try predicate(input) }
-          return dropping ? nil : input
+        TryStage<Upstream.Output, Upstream.Failure, S>(downstream: subscriber) {
+          try latch.holds(for: $0, predicate) ? nil : $0
         })
     }
   }

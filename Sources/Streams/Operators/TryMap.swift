@@ -32,61 +32,11 @@ extension Publishers {
     /// Attaches the subscriber behind a transforming stage that can end the stream.
     @inlinable @inline(__always) public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
+      let transform = transform
       upstream.subscribe(
-        TryMapInner<Upstream.Output, Upstream.Failure, S>(
-          downstream: subscriber, transform: transform))
+        TryStage<Upstream.Output, Upstream.Failure, S>(downstream: subscriber) {
+          try transform($0)
+        })
     }
   }
-}
-
-/// The stage behind `tryMap`: the downstream's subscription (through `link`, a Mutex) so that
-/// a throw can cancel upstream and a downstream cancel releases the upstream subscription.
-/// `isDone` is only touched in `receive` calls, which the upstream serialises.
-@usableFromInline
-final class TryMapInner<Input, Failure: Error, Downstream: Subscriber>: Subscriber,
-  Subscription, @unchecked Sendable
-where Downstream.Failure == any Error {
-  // @unchecked: `link` is a Mutex; `isDone` and `downstream` are used only in the
-  // serialised `receive` calls; `transform` is an immutable `@Sendable` closure.
-  @usableFromInline let downstream: Downstream
-  @usableFromInline let transform: @Sendable (Input) throws -> Downstream.Input
-  @usableFromInline let link = UpstreamLink()
-  @usableFromInline var isDone = false
-
-  @inlinable init(
-    downstream: Downstream, transform: @escaping @Sendable (Input) throws -> Downstream.Input
-  ) {
-    self.downstream = downstream
-    self.transform = transform
-  }
-
-  @inlinable func receive(subscription: any Subscription) {
-    guard link.attach(subscription) else { return }
-    downstream.receive(subscription: self)
-  }
-
-  @inlinable func receive(_ input: Input) -> Subscribers.Demand {
-    guard !isDone else { return .none }
-    do {
-      return downstream.receive(try transform(input))
-    } catch {
-      isDone = true
-      link.cancel()
-      downstream.receive(completion: .failure(error))
-      return .none
-    }
-  }
-
-  @inlinable func receive(completion: Subscribers.Completion<Failure>) {
-    guard !isDone, link.finish() else { return }
-    isDone = true
-    switch completion {
-    case .finished: downstream.receive(completion: .finished)
-    case .failure(let error): downstream.receive(completion: .failure(error))
-    }
-  }
-
-  @inlinable func request(_ demand: Subscribers.Demand) { link.request(demand) }
-
-  @inlinable func cancel() { link.cancel() }
 }

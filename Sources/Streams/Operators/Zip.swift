@@ -94,10 +94,7 @@ extension Publishers {
     @inlinable
     public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
-      let core = ZipCore(subscriber, count: 2) { ($0[0] as! A.Output, $0[1] as! B.Output) }
-      core.start()
-      a.subscribe(core.subscriber(forSide: 0))
-      b.subscribe(core.subscriber(forSide: 1))
+      subscribeGroups(subscriber, of: a, b, grouping: .inOrder)
     }
   }
 
@@ -127,13 +124,7 @@ extension Publishers {
     @inlinable
     public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
-      let core = ZipCore(subscriber, count: 3) {
-        ($0[0] as! A.Output, $0[1] as! B.Output, $0[2] as! C.Output)
-      }
-      core.start()
-      a.subscribe(core.subscriber(forSide: 0))
-      b.subscribe(core.subscriber(forSide: 1))
-      c.subscribe(core.subscriber(forSide: 2))
+      subscribeGroups(subscriber, of: a, b, c, grouping: .inOrder)
     }
   }
 
@@ -166,162 +157,7 @@ extension Publishers {
     @inlinable
     public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
-      let core = ZipCore(subscriber, count: 4) {
-        ($0[0] as! A.Output, $0[1] as! B.Output, $0[2] as! C.Output, $0[3] as! D.Output)
-      }
-      core.start()
-      a.subscribe(core.subscriber(forSide: 0))
-      b.subscribe(core.subscriber(forSide: 1))
-      c.subscribe(core.subscriber(forSide: 2))
-      d.subscribe(core.subscriber(forSide: 3))
+      subscribeGroups(subscriber, of: a, b, c, d, grouping: .inOrder)
     }
-  }
-}
-
-/// Buffers each upstream's values and delivers them grouped by position.
-///
-/// Values are kept as `Any` so that one core serves every arity; `combine` turns one value
-/// from each side back into the typed tuple.
-@usableFromInline
-final class ZipCore<Downstream: Subscriber>: Subscription, FanInCore {
-  @usableFromInline typealias Failure = Downstream.Failure
-
-  @usableFromInline
-  struct Side {
-    @usableFromInline var subscription: (any Subscription)?
-    @usableFromInline var buffer: [Any] = []
-    @usableFromInline var isFinished = false
-
-    @inlinable init() {}
-  }
-
-  @usableFromInline
-  struct State {
-    @usableFromInline var sides: [Side]
-    @usableFromInline var demand = Subscribers.Demand.none
-    @usableFromInline var isTerminal = false
-
-    @inlinable init(sides: [Side]) { self.sides = sides }
-
-    @inlinable var subscriptions: [any Subscription] { sides.compactMap { $0.subscription } }
-  }
-
-  @usableFromInline let downstream: SerializedDownstream<Downstream>
-  @usableFromInline let state: Locked<State>
-  @usableFromInline let combine: @Sendable ([Any]) -> Downstream.Input
-
-  @inlinable
-  init(
-    _ downstream: Downstream, count: Int, combine: @escaping @Sendable ([Any]) -> Downstream.Input
-  ) {
-    self.downstream = SerializedDownstream(downstream)
-    state = Locked(State(sides: Array(repeating: Side(), count: count)))
-    self.combine = combine
-  }
-
-  @inlinable
-  func start() {
-    addDemand(downstream.send(.subscription(self)))
-  }
-
-  @inlinable
-  func side(_ index: Int, received subscription: any Subscription) {
-    let demand = state.withLock { state -> Subscribers.Demand? in
-      guard !state.isTerminal, state.sides[index].subscription == nil else { return nil }
-      state.sides[index].subscription = subscription
-      return state.demand
-    }
-    guard let demand else {
-      subscription.cancel()
-      return
-    }
-    if demand > .none { subscription.request(demand) }
-  }
-
-  @inlinable
-  func side<Value>(_ index: Int, received value: Value) {
-    let value: Any = value  // boxed before taking the lock
-    let (deliver, others) = state.withLock { state -> (Bool, [any Subscription]) in
-      guard !state.isTerminal else { return (false, []) }
-      state.sides[index].buffer.append(value)
-      return emitLocked(&state)
-    }
-    for other in others { other.cancel() }
-    if deliver { addDemand(downstream.deliver()) }
-  }
-
-  @inlinable
-  func side(_ index: Int, completedWith completion: Subscribers.Completion<Failure>) {
-    let (deliver, others) = state.withLock { state -> (Bool, [any Subscription]) in
-      guard !state.isTerminal else { return (false, []) }
-      state.sides[index].subscription = nil
-      state.sides[index].isFinished = true
-      if case .failure = completion {
-        state.isTerminal = true
-        defer { state.sides = [] }
-        return (downstream.enqueue(.completion(completion)), state.subscriptions)
-      }
-      return finishLocked(&state)
-    }
-    for other in others { other.cancel() }
-    if deliver { _ = downstream.deliver() }
-  }
-
-  @inlinable
-  func request(_ demand: Subscribers.Demand) {
-    guard demand > .none else { return }
-    let (deliver, others, upstreams) = state.withLock {
-      state -> (Bool, [any Subscription], [any Subscription]) in
-      guard !state.isTerminal else { return (false, [], []) }
-      state.demand += demand
-      let upstreams = state.subscriptions
-      let (deliver, others) = emitLocked(&state)
-      return (deliver, others, upstreams)
-    }
-    for other in others { other.cancel() }
-    if deliver { addDemand(downstream.deliver()) }
-    // Each upstream must produce one value per tuple the subscriber asked for.
-    for upstream in upstreams where others.isEmpty { upstream.request(demand) }
-  }
-
-  @inlinable
-  func cancel() {
-    let subscriptions = state.withLock { state -> [any Subscription] in
-      guard !state.isTerminal else { return [] }
-      state.isTerminal = true
-      defer { state.sides = [] }
-      return state.subscriptions
-    }
-    downstream.cancel()
-    for subscription in subscriptions { subscription.cancel() }
-  }
-
-  @inlinable
-  func addDemand(_ demand: Subscribers.Demand) {
-    request(demand)
-  }
-
-  /// Queues every complete group the subscriber has demand for, then finishes if a finished
-  /// side has nothing left to pair. Returns whether to deliver, and the subscriptions to
-  /// cancel after finishing.
-  @inlinable
-  func emitLocked(_ state: inout State) -> (Bool, [any Subscription]) {
-    var deliver = false
-    while state.demand > .none, state.sides.allSatisfy({ !$0.buffer.isEmpty }) {
-      let group = state.sides.indices.map { state.sides[$0].buffer.removeFirst() }
-      state.demand -= 1
-      deliver = downstream.enqueue(.value(combine(group))) || deliver
-    }
-    let (finished, others) = finishLocked(&state)
-    return (finished || deliver, others)
-  }
-
-  @inlinable
-  func finishLocked(_ state: inout State) -> (Bool, [any Subscription]) {
-    guard !state.isTerminal, state.sides.contains(where: { $0.isFinished && $0.buffer.isEmpty })
-    else { return (false, []) }
-    state.isTerminal = true
-    defer { state.sides = [] }
-    return (downstream.enqueue(.completion(.finished)), state.subscriptions)
   }
 }

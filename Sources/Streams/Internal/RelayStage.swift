@@ -1,0 +1,37 @@
+/// The subscriber in front of a ``DemandRelay``: it hands each upstream's subscription and
+/// values to the relay, and lets its operator decide what the upstream's completion means —
+/// finish the downstream, replace the failure with a value (`replaceError`), or detach and
+/// subscribe the next upstream through a new stage (`catch`, `prepend`/`append`, `retry`).
+///
+/// `onCompletion` runs once, in `receive(completion:)`, which the upstream serialises.
+@usableFromInline
+final class RelayStage<Failure: Error, Downstream: Subscriber>: Subscriber {
+  @usableFromInline typealias Input = Downstream.Input
+
+  @usableFromInline let relay: DemandRelay<Downstream>
+  @usableFromInline let onCompletion:
+    (Subscribers.Completion<Failure>, DemandRelay<Downstream>) -> Void
+
+  @inlinable init(
+    relay: DemandRelay<Downstream>,
+    onCompletion: @escaping (Subscribers.Completion<Failure>, DemandRelay<Downstream>) -> Void
+  ) {
+    self.relay = relay
+    self.onCompletion = onCompletion
+  }
+
+  @inlinable func receive(subscription: any Subscription) { relay.attach(subscription) }
+
+  @inlinable func receive(_ input: Input) -> Subscribers.Demand { relay.forward(input) }
+
+  @inlinable func receive(completion: Subscribers.Completion<Failure>) {
+    onCompletion(completion, relay)
+  }
+}
+
+extension RelayStage where Failure == Downstream.Failure {
+  /// A stage for the last upstream: its completion finishes the downstream.
+  @inlinable convenience init(relay: DemandRelay<Downstream>) {
+    self.init(relay: relay) { completion, relay in relay.finish(completion) }
+  }
+}
