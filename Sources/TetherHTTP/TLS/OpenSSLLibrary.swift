@@ -61,17 +61,20 @@ final class OpenSSLLibrary: @unchecked Sendable {
   typealias FreeFunction = @convention(c) (OpaquePointer?) -> Void
   typealias StatusFunction = @convention(c) (OpaquePointer?) -> Int32
   typealias PairStatusFunction = @convention(c) (OpaquePointer?, OpaquePointer?) -> Int32
-  typealias ControlFunction = @convention(c) (OpaquePointer?, Int32, Int, UnsafeMutableRawPointer?)
+  typealias ControlFunction =
+    @convention(c) (OpaquePointer?, Int32, Int, UnsafeMutableRawPointer?)
     -> Int
   typealias SetOptionsFunction = @convention(c) (OpaquePointer?, UInt64) -> UInt64
   typealias SetVerifyFunction = @convention(c) (OpaquePointer?, Int32, UnsafeRawPointer?) -> Void
   typealias SetDescriptorFunction = @convention(c) (OpaquePointer?, Int32) -> Int32
   typealias SetStringFunction = @convention(c) (OpaquePointer?, UnsafePointer<CChar>?) -> Int32
   typealias SetFlagsFunction = @convention(c) (OpaquePointer?, UInt32) -> Void
-  typealias SetALPNFunction = @convention(c) (OpaquePointer?, UnsafePointer<UInt8>?, UInt32) -> Int32
-  typealias GetALPNFunction = @convention(c) (
-    OpaquePointer?, UnsafeMutablePointer<UnsafePointer<UInt8>?>?, UnsafeMutablePointer<UInt32>?
-  ) -> Void
+  typealias SetALPNFunction =
+    @convention(c) (OpaquePointer?, UnsafePointer<UInt8>?, UInt32) -> Int32
+  typealias GetALPNFunction =
+    @convention(c) (
+      OpaquePointer?, UnsafeMutablePointer<UnsafePointer<UInt8>?>?, UnsafeMutablePointer<UInt32>?
+    ) -> Void
   typealias ReadFunction = @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, Int32) -> Int32
   typealias WriteFunction = @convention(c) (OpaquePointer?, UnsafeRawPointer?, Int32) -> Int32
   typealias GetErrorFunction = @convention(c) (OpaquePointer?, Int32) -> Int32
@@ -138,9 +141,10 @@ final class OpenSSLLibrary: @unchecked Sendable {
   typealias ReasonStringFunction = @convention(c) (UInt) -> UnsafePointer<CChar>?
   typealias ClearErrorsFunction = @convention(c) () -> Void
   typealias MemoryBIOFunction = @convention(c) (UnsafeRawPointer?, Int32) -> OpaquePointer?
-  typealias PEMReadFunction = @convention(c) (
-    OpaquePointer?, UnsafeMutableRawPointer?, UnsafeRawPointer?, UnsafeMutableRawPointer?
-  ) -> OpaquePointer?
+  typealias PEMReadFunction =
+    @convention(c) (
+      OpaquePointer?, UnsafeMutableRawPointer?, UnsafeRawPointer?, UnsafeMutableRawPointer?
+    ) -> OpaquePointer?
 
   /// `OpenSSL_version_num`.
   let versionNumber: VersionFunction
@@ -193,7 +197,9 @@ final class OpenSSLLibrary: @unchecked Sendable {
     throw TLSFailure.libraryUnavailable("OpenSSL is only used on Linux")
     #endif
     #if os(Linux)
-    func symbol<Function>(_ handle: UnsafeMutableRawPointer, _ name: String, as: Function.Type)
+    func symbol<Function>(
+      _ handle: UnsafeMutableRawPointer, _ name: String, as: Function.Type
+    )
       throws(TLSFailure) -> Function
     {
       guard let address = dlsym(handle, name) else {

@@ -94,7 +94,9 @@ final class TLSContext: @unchecked Sendable {
   }
 
   /// Every certificate in `pem`, in order (the caller frees them).
-  private static func certificates(in pem: String, library: OpenSSLLibrary) throws(TLSFailure)
+  private static func certificates(
+    in pem: String, library: OpenSSLLibrary
+  ) throws(TLSFailure)
     -> [OpaquePointer]
   {
     var pem = pem
@@ -117,7 +119,9 @@ final class TLSContext: @unchecked Sendable {
     return certificates
   }
 
-  private static func privateKey(in pem: String, library: OpenSSLLibrary) throws(TLSFailure)
+  private static func privateKey(
+    in pem: String, library: OpenSSLLibrary
+  ) throws(TLSFailure)
     -> OpaquePointer
   {
     var pem = pem
