@@ -18,8 +18,10 @@ import Glibc
     "nginx or openssl is not installed; run Scripts/install-test-deps"),
   .enabled(if: (try? OpenSSLLibrary.shared.get()) != nil, "libssl.so.3 cannot be loaded"))
 struct TLSSessionTests {
+  /// A fresh authority for each test.
   let authority: TestCertificateAuthority
 
+  /// Makes the authority and its certificates.
   init() throws {
     authority = try TestCertificateAuthority()
   }
@@ -107,6 +109,23 @@ struct TLSSessionTests {
     await nginx.stop()
   }
 
+  @Test func anIdleConnectionReadsSessionTicketsAsNothing() async throws {
+    let nginx = try await NginxTLSServer.start(certificate: authority.server)
+    try nginx.publish("still here", as: "idle.txt")
+    let context = try TLSContext(trustedCertificates: [authority.certificatePEM])
+    let client = try PollingTLSClient(port: nginx.port, host: "localhost", context: context)
+    try client.handshake()
+    // TLS 1.3 tickets arrive after the handshake: readable, yet nothing for HTTP.
+    var entry = pollfd(fd: client.descriptor, events: Int16(POLLIN), revents: 0)
+    #expect(poll(&entry, 1, 5_000) == 1)
+    var buffer = [UInt8](repeating: 0, count: 1024)
+    #expect(buffer.withUnsafeMutableBytes { client.session.read(into: $0) } == .wantRead)
+    let response = try client.get("/idle.txt")
+    #expect(response.status == 200 && response.body == "still here")
+    client.close()
+    await nginx.stop()
+  }
+
   @Test func aWriteOnAClosedSocketFailsWithoutKillingTheProcess() async throws {
     let nginx = try await NginxTLSServer.start(certificate: authority.server)
     let context = try TLSContext(trustedCertificates: [authority.certificatePEM])
@@ -190,9 +209,13 @@ struct TLSSessionTests {
 /// A blocking client over a ``TLSSession``: it waits with poll(2) for what the session asks
 /// for, then steps it again. HTTP/1.1 only as far as these tests need (Content-Length bodies).
 final class PollingTLSClient {
+  /// The connected, non-blocking socket.
   let descriptor: Int32
+  /// The TLS session over it.
   let session: TLSSession
 
+  /// Connects to `127.0.0.1:port` (blocking), then makes the socket non-blocking and starts
+  /// TLS for `host`.
   init(port: UInt16, host: String, context: TLSContext) throws {
     let descriptor = socket(AF_INET, socketStreamType, 0)
     self.descriptor = descriptor
@@ -214,6 +237,7 @@ final class PollingTLSClient {
 
   private var closed = false
 
+  /// Closes the session, then the socket.
   func close() {
     guard !closed else { return }
     closed = true
@@ -221,6 +245,7 @@ final class PollingTLSClient {
     _ = Glibc.close(descriptor)
   }
 
+  /// Runs the handshake to its end.
   func handshake() throws {
     while true {
       switch session.handshake() {
@@ -289,6 +314,8 @@ final class PollingTLSClient {
 
 /// The polling client's own failures (not TLS's).
 struct PollingTLSClientError: Error, CustomStringConvertible {
+  /// What went wrong.
   let description: String
+  /// An error saying `description`.
   init(_ description: String) { self.description = description }
 }

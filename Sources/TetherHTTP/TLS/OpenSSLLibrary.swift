@@ -36,48 +36,82 @@ final class OpenSSLLibrary: @unchecked Sendable {
 
   // MARK: - Constants of the C API (from OpenSSL 3.0's headers)
 
+  /// `SSL_ERROR_NONE`: the call succeeded.
   static let sslErrorNone: Int32 = 0
+  /// `SSL_ERROR_SSL`: a protocol or verification failure; the error queue says which.
   static let sslErrorSSL: Int32 = 1
+  /// `SSL_ERROR_WANT_READ`: call again when the socket is readable.
   static let sslErrorWantRead: Int32 = 2
+  /// `SSL_ERROR_WANT_WRITE`: call again when the socket is writable.
   static let sslErrorWantWrite: Int32 = 3
+  /// `SSL_ERROR_SYSCALL`: a system call failed (`errno` says why).
   static let sslErrorSyscall: Int32 = 5
+  /// `SSL_ERROR_ZERO_RETURN`: the peer closed the TLS connection.
   static let sslErrorZeroReturn: Int32 = 6
+  /// `SSL_VERIFY_PEER`: verify the server's certificate and fail the handshake if it fails.
   static let verifyPeer: Int32 = 0x01
+  /// `SSL_CTRL_MODE` (the `SSL_CTX_set_mode` macro).
   static let controlMode: Int32 = 33
+  /// `SSL_CTRL_SET_TLSEXT_HOSTNAME` (the `SSL_set_tlsext_host_name` macro: SNI).
   static let controlSetTLSExtensionHostName: Int32 = 55
+  /// `SSL_CTRL_CHAIN_CERT` (the `SSL_CTX_add1_chain_cert` macro with `larg` 1).
   static let controlChainCertificate: Int32 = 89
+  /// `SSL_CTRL_SET_MIN_PROTO_VERSION` (the `SSL_CTX_set_min_proto_version` macro).
   static let controlSetMinimumProtocolVersion: Int32 = 123
+  /// `TLS1_2_VERSION`.
   static let tls12Version = 0x0303
+  /// `TLSEXT_NAMETYPE_host_name`.
   static let tlsExtensionNameTypeHostName = 0
+  /// `SSL_MODE_ENABLE_PARTIAL_WRITE`: `SSL_write` returns after each record sent.
   static let modeEnablePartialWrite = 0x1
+  /// `SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER`: a retried write may pass another address.
   static let modeAcceptMovingWriteBuffer = 0x2
+  /// `SSL_OP_IGNORE_UNEXPECTED_EOF`: a TCP close without close_notify reads as a close.
   static let optionIgnoreUnexpectedEOF: UInt64 = 1 << 7
+  /// `X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS`: `*` matches a whole label only.
   static let checkFlagNoPartialWildcards: UInt32 = 0x4
 
   // MARK: - libssl
 
+  /// `const SSL_METHOD *f(void)`.
   typealias MethodFunction = @convention(c) () -> OpaquePointer?
+  /// `T *f(U *)`: a constructor from, or a getter of, another handle.
   typealias NewFunction = @convention(c) (OpaquePointer?) -> OpaquePointer?
+  /// `void f(T *)`: a destructor.
   typealias FreeFunction = @convention(c) (OpaquePointer?) -> Void
+  /// `int f(T *)`.
   typealias StatusFunction = @convention(c) (OpaquePointer?) -> Int32
+  /// `int f(T *, U *)`.
   typealias PairStatusFunction = @convention(c) (OpaquePointer?, OpaquePointer?) -> Int32
+  /// `long f(T *, int cmd, long larg, void *parg)`: `SSL_ctrl` and `SSL_CTX_ctrl`.
   typealias ControlFunction =
     @convention(c) (OpaquePointer?, Int32, Int, UnsafeMutableRawPointer?)
     -> Int
+  /// `uint64_t SSL_CTX_set_options(SSL_CTX *, uint64_t)`.
   typealias SetOptionsFunction = @convention(c) (OpaquePointer?, UInt64) -> UInt64
+  /// `void SSL_CTX_set_verify(SSL_CTX *, int, SSL_verify_cb)`.
   typealias SetVerifyFunction = @convention(c) (OpaquePointer?, Int32, UnsafeRawPointer?) -> Void
+  /// `int SSL_set_fd(SSL *, int)`.
   typealias SetDescriptorFunction = @convention(c) (OpaquePointer?, Int32) -> Int32
+  /// `int f(T *, const char *)`.
   typealias SetStringFunction = @convention(c) (OpaquePointer?, UnsafePointer<CChar>?) -> Int32
+  /// `void SSL_set_hostflags(SSL *, unsigned int)`.
   typealias SetFlagsFunction = @convention(c) (OpaquePointer?, UInt32) -> Void
+  /// `int SSL_set_alpn_protos(SSL *, const unsigned char *, unsigned int)`.
   typealias SetALPNFunction =
     @convention(c) (OpaquePointer?, UnsafePointer<UInt8>?, UInt32) -> Int32
+  /// `void SSL_get0_alpn_selected(const SSL *, const unsigned char **, unsigned int *)`.
   typealias GetALPNFunction =
     @convention(c) (
       OpaquePointer?, UnsafeMutablePointer<UnsafePointer<UInt8>?>?, UnsafeMutablePointer<UInt32>?
     ) -> Void
+  /// `int SSL_read(SSL *, void *, int)`.
   typealias ReadFunction = @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, Int32) -> Int32
+  /// `int SSL_write(SSL *, const void *, int)`.
   typealias WriteFunction = @convention(c) (OpaquePointer?, UnsafeRawPointer?, Int32) -> Int32
+  /// `int SSL_get_error(const SSL *, int)`.
   typealias GetErrorFunction = @convention(c) (OpaquePointer?, Int32) -> Int32
+  /// `long SSL_get_verify_result(const SSL *)`.
   typealias VerifyResultFunction = @convention(c) (OpaquePointer?) -> Int
 
   /// `TLS_client_method`.
@@ -132,15 +166,24 @@ final class OpenSSLLibrary: @unchecked Sendable {
   let shutdown: StatusFunction
   /// `SSL_get_verify_result`.
   let getVerifyResult: VerifyResultFunction
+  /// `SSL_pending`: decrypted bytes held for the next `SSL_read`.
+  let pending: StatusFunction
 
   // MARK: - libcrypto
 
+  /// `unsigned long OpenSSL_version_num(void)`.
   typealias VersionFunction = @convention(c) () -> UInt
+  /// `const char *X509_verify_cert_error_string(long)`.
   typealias ErrorStringFunction = @convention(c) (Int) -> UnsafePointer<CChar>?
+  /// `unsigned long ERR_get_error(void)`.
   typealias GetErrorCodeFunction = @convention(c) () -> UInt
+  /// `const char *ERR_reason_error_string(unsigned long)`.
   typealias ReasonStringFunction = @convention(c) (UInt) -> UnsafePointer<CChar>?
+  /// `void ERR_clear_error(void)`.
   typealias ClearErrorsFunction = @convention(c) () -> Void
+  /// `BIO *BIO_new_mem_buf(const void *, int)`.
   typealias MemoryBIOFunction = @convention(c) (UnsafeRawPointer?, Int32) -> OpaquePointer?
+  /// `T *PEM_read_bio_T(BIO *, T **, pem_password_cb *, void *)`.
   typealias PEMReadFunction =
     @convention(c) (
       OpaquePointer?, UnsafeMutableRawPointer?, UnsafeRawPointer?, UnsafeMutableRawPointer?
@@ -256,6 +299,7 @@ final class OpenSSLLibrary: @unchecked Sendable {
     getError = try symbol(ssl, "SSL_get_error", as: GetErrorFunction.self)
     shutdown = try symbol(ssl, "SSL_shutdown", as: StatusFunction.self)
     getVerifyResult = try symbol(ssl, "SSL_get_verify_result", as: VerifyResultFunction.self)
+    pending = try symbol(ssl, "SSL_pending", as: StatusFunction.self)
     #endif
   }
 

@@ -27,6 +27,7 @@ final class TLSContext: @unchecked Sendable {
     var privateKeyPEM: String
   }
 
+  /// The OpenSSL the context was made with; its sessions use it too.
   let library: OpenSSLLibrary
   /// The `SSL_CTX*`, freed with the context (sessions hold their own reference to it).
   let context: OpaquePointer

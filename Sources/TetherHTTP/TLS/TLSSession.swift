@@ -26,8 +26,13 @@ import Darwin
 /// - After `.wantRead`/`.wantWrite`, call the same method again, with the same bytes for a
 ///   write, when the socket is ready for what it asked; a read may want a write (and the
 ///   other way round) while TLS updates keys.
-/// - ``read(into:)`` returns at most one TLS record; keep reading until `.wantRead` before
-///   waiting on the socket again, since bytes already decrypted do not make it readable.
+/// - ``read(into:)`` returns at most one TLS record, and the rest of the socket's bytes stay
+///   in the kernel (OpenSSL reads no further ahead), so readiness stays true for them. Bytes
+///   already decrypted do not make the socket readable: see ``bufferedByteCount``.
+/// - Right after the handshake a TLS 1.3 server sends session tickets: an idle connection's
+///   socket turns readable with no HTTP byte for it. A read then returns `.wantRead`, which
+///   means "still idle", not "closed"; only `.closed`, `.failed` or `.bytes` end an idle
+///   connection.
 ///
 /// The session does not own the socket: ``close()`` sends TLS's close_notify and frees the
 /// session; the caller closes the descriptor after it. Confined to one thread at a time
@@ -72,6 +77,7 @@ final class TLSSession {
     case failed(TLSFailure)
   }
 
+  /// The configuration the session was started from (kept alive while the session is).
   let context: TLSContext
   /// The socket; the caller closes it after ``close()``.
   let descriptor: Int32
@@ -79,6 +85,7 @@ final class TLSSession {
   let host: String
   private let library: OpenSSLLibrary
   private var ssl: OpaquePointer?
+  /// Whether ``handshake()`` has returned `.done`.
   private(set) var isHandshakeDone = false
 
   /// Starts TLS as a client on `descriptor` (connected, non-blocking) to `host`; nothing is
@@ -140,6 +147,14 @@ final class TLSSession {
     library.getSelectedALPN(ssl, &data, &length)
     guard let data, length > 0 else { return nil }
     return String(decoding: UnsafeBufferPointer(start: data, count: Int(length)), as: UTF8.self)
+  }
+
+  /// Decrypted bytes OpenSSL holds for the next ``read(into:)`` (only when a read's buffer
+  /// was smaller than a record). The socket is not readable for them: a loop that stops
+  /// reading while this is above zero must read again without waiting for readiness.
+  var bufferedByteCount: Int {
+    guard let ssl else { return 0 }
+    return Int(library.pending(ssl))
   }
 
   /// Takes the handshake as far as the socket allows; `.done` once the server's
