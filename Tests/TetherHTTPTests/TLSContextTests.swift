@@ -54,3 +54,35 @@ struct TLSContextTests {
     }
   }
 }
+
+/// The process-wide cache of contexts: one per configuration, bounded.
+@Suite("TLS context cache")
+struct TLSContextCacheTests {
+  @Test(.enabled(if: (try? OpenSSLLibrary.shared.get()) != nil, "libssl.so.3 cannot be loaded"))
+  func aConfigurationIsMadeOnceAndTheLeastRecentlyUsedGoesFirst() throws {
+    let cache = TLSContextCache(capacity: 2)
+    let system = try cache.context(for: .init())
+    #expect(try cache.context(for: .init()) === system)
+    let authority = try TestCertificateAuthority()
+    let withCA = try cache.context(for: .init(trustedCertificates: [authority.certificatePEM]))
+    #expect(withCA !== system)
+    #expect(try cache.context(for: .init()) === system)  // now the most recently used
+    _ = try cache.context(
+      for: .init(
+        clientIdentity: .init(
+          certificatePEM: authority.client.certificatePEM,
+          privateKeyPEM: authority.client.keyPEM)))
+    #expect(cache.count == 2)
+    #expect(try cache.context(for: .init()) === system)
+    #expect(
+      try cache.context(for: .init(trustedCertificates: [authority.certificatePEM])) !== withCA)
+  }
+
+  @Test func aFailureIsNotKept() {
+    let cache = TLSContextCache()
+    #expect(throws: TLSFailure.self) {
+      _ = try cache.context(for: .init(trustedCertificates: ["not a certificate"]))
+    }
+    #expect(cache.count == 0)
+  }
+}
