@@ -1,0 +1,74 @@
+import Tether
+
+/// The process's ``TLSContext``s, one per configuration, so that clients with the same TLS
+/// settings share one.
+///
+/// Making a context reads the whole system trust store (`SSL_CTX_set_default_verify_paths`
+/// parses `/etc/ssl/certs/ca-certificates.crt`): 50–100 ms on a busy two-core machine, 30 to
+/// 60 times a whole new TLS connection. An `HTTPClient` made per request must not pay it each
+/// time.
+///
+/// ```swift
+/// let context = try TLSContextCache.shared.context(for: .init(trustedCertificates: [caPEM]))
+/// ```
+///
+/// Holds at most ``capacity`` configurations; the one used least recently goes first (its
+/// sessions keep it alive until they end). Safe from any thread: the lock is never held while
+/// a context is made, so two threads asking for a new configuration at once may both make
+/// one, and the first stored wins.
+final class TLSContextCache: Sendable {
+  /// What a ``TLSContext`` is made from.
+  struct Configuration: Hashable, Sendable {
+    /// PEM certificate authorities trusted besides the system's.
+    var trustedCertificates: [String] = []
+    /// The client certificate and key for mutual TLS, if any.
+    var clientIdentity: TLSContext.ClientIdentity?
+  }
+
+  /// The cache every client shares.
+  static let shared = TLSContextCache()
+
+  /// How many configurations are kept.
+  let capacity: Int
+  private let entries = Lock<[(configuration: Configuration, context: TLSContext)]>([])
+
+  /// An empty cache that keeps up to `capacity` configurations.
+  init(capacity: Int = 16) {
+    self.capacity = max(1, capacity)
+  }
+
+  /// The context for `configuration`, made the first time it is asked for.
+  ///
+  /// - Throws: what ``TLSContext/init(trustedCertificates:clientIdentity:library:)`` throws
+  ///   (``TLSFailure/libraryUnavailable(_:)`` where OpenSSL cannot be loaded); a failure is
+  ///   not kept, so a corrected configuration is tried afresh.
+  func context(for configuration: Configuration) throws(TLSFailure) -> TLSContext {
+    if let found = lookUp(configuration) { return found }
+    let made = try TLSContext(
+      trustedCertificates: configuration.trustedCertificates,
+      clientIdentity: configuration.clientIdentity)
+    return entries.withLock { entries -> TLSContext in
+      if let index = entries.firstIndex(where: { $0.configuration == configuration }) {
+        return entries[index].context
+      }
+      entries.append((configuration, made))
+      if entries.count > capacity { entries.removeFirst() }
+      return made
+    }
+  }
+
+  /// How many configurations are held.
+  var count: Int { entries.withLock { $0.count } }
+
+  private func lookUp(_ configuration: Configuration) -> TLSContext? {
+    entries.withLock { entries -> TLSContext? in
+      guard let index = entries.firstIndex(where: { $0.configuration == configuration }) else {
+        return nil
+      }
+      // Most recently used last: eviction takes the first.
+      let entry = entries.remove(at: index)
+      entries.append(entry)
+      return entry.context
+    }
+  }
+}

@@ -1,0 +1,280 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// TLS over one connected, non-blocking TCP socket (an OpenSSL `SSL`), stepped by a
+/// level-triggered event loop: each call does what it can without blocking and says what it
+/// waits for.
+///
+/// ```swift
+/// // On readiness of the socket:
+/// switch session.handshake() {
+/// case .done: // send the request with write(_:)
+/// case .wantRead: loop.setInterest(fd, token: token, read: true, write: false)
+/// case .wantWrite: loop.setInterest(fd, token: token, read: false, write: true)
+/// case .failed(let failure): fail(failure.httpError(url: origin))
+/// }
+/// ```
+///
+/// - The host: SNI carries a host name (never an IP literal), and the certificate must be for
+///   that name, or for that IP address when `host` is one (`127.0.0.1`, `::1`, `[::1]`).
+/// - ALPN offers `http/1.1` only.
+/// - After `.wantRead`/`.wantWrite`, call the same method again, with the same bytes for a
+///   write, when the socket is ready for what it asked; a read may want a write (and the
+///   other way round) while TLS updates keys.
+/// - ``read(into:)`` returns at most one TLS record, and the rest of the socket's bytes stay
+///   in the kernel (OpenSSL reads no further ahead), so readiness stays true for them. Bytes
+///   already decrypted do not make the socket readable: see ``bufferedByteCount``.
+/// - Right after the handshake a TLS 1.3 server sends session tickets: an idle connection's
+///   socket turns readable with no HTTP byte for it. A read then returns `.wantRead`, which
+///   means "still idle", not "closed"; only `.closed`, `.failed` or `.bytes` end an idle
+///   connection.
+///
+/// The session does not own the socket: ``close()`` sends TLS's close_notify and frees the
+/// session; the caller closes the descriptor after it. Confined to one thread at a time
+/// (the connection's loop); not `Sendable`.
+final class TLSSession {
+  /// What a handshake step came to.
+  enum HandshakeResult: Equatable {
+    /// The connection is encrypted and the server's certificate verified.
+    case done
+    /// Call again when the socket is readable.
+    case wantRead
+    /// Call again when the socket is writable.
+    case wantWrite
+    /// The handshake failed; the session is unusable.
+    case failed(TLSFailure)
+  }
+
+  /// What a read came to.
+  enum ReadResult: Equatable {
+    /// This many decrypted bytes are at the start of the buffer.
+    case bytes(Int)
+    /// Nothing decrypted yet; call again when the socket is readable.
+    case wantRead
+    /// Call again when the socket is writable (TLS must send before it can read on).
+    case wantWrite
+    /// The server closed the connection (close_notify, or a TCP close without it).
+    case closed
+    /// The connection failed; the session is unusable.
+    case failed(TLSFailure)
+  }
+
+  /// What a write came to.
+  enum WriteResult: Equatable {
+    /// This many of the bytes were encrypted and handed to the socket (at least one, unless
+    /// the bytes were empty); call again with the rest.
+    case wrote(Int)
+    /// Call again, with the same bytes, when the socket is readable.
+    case wantRead
+    /// Call again, with the same bytes, when the socket is writable.
+    case wantWrite
+    /// The connection failed; the session is unusable.
+    case failed(TLSFailure)
+  }
+
+  /// The configuration the session was started from (kept alive while the session is).
+  let context: TLSContext
+  /// The socket; the caller closes it after ``close()``.
+  let descriptor: Int32
+  /// The host the certificate must be for, without brackets.
+  let host: String
+  private let library: OpenSSLLibrary
+  private var ssl: OpaquePointer?
+  /// Whether ``handshake()`` has returned `.done`.
+  private(set) var isHandshakeDone = false
+
+  /// Starts TLS as a client on `descriptor` (connected, non-blocking) to `host`; nothing is
+  /// sent until the first ``handshake()``.
+  ///
+  /// - Throws: ``TLSFailure/invalidConfiguration(_:)`` when OpenSSL refuses the host name
+  ///   (for example one with a NUL) or runs out of memory.
+  init(context: TLSContext, descriptor: Int32, host: String) throws(TLSFailure) {
+    self.context = context
+    self.library = context.library
+    self.descriptor = descriptor
+    let bare =
+      host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+    self.host = bare
+    library.errorClear()
+    guard let ssl = library.sslNew(context.context) else {
+      throw TLSFailure.invalidConfiguration(library.takeErrorReason() ?? "SSL_new failed")
+    }
+    self.ssl = ssl
+    guard library.setDescriptor(ssl, descriptor) == 1 else {
+      throw TLSFailure.invalidConfiguration(library.takeErrorReason() ?? "SSL_set_fd failed")
+    }
+    if Self.isIPAddress(bare) {
+      // RFC 6066: SNI never carries an IP address. The certificate must list the IP.
+      guard bare.withCString({ library.parametersSetIP(library.getParameters(ssl), $0) }) == 1
+      else {
+        throw TLSFailure.invalidConfiguration("\(bare) is not an IP address OpenSSL accepts")
+      }
+    } else {
+      let named = bare.withCString { name -> Bool in
+        // SSL_set_tlsext_host_name, a macro over SSL_ctrl.
+        let sni = library.control(
+          ssl, OpenSSLLibrary.controlSetTLSExtensionHostName,
+          OpenSSLLibrary.tlsExtensionNameTypeHostName, UnsafeMutableRawPointer(mutating: name))
+        return sni == 1 && library.setHost(ssl, name) == 1
+      }
+      guard named else {
+        throw TLSFailure.invalidConfiguration("\(bare) is not a host name OpenSSL accepts")
+      }
+      library.setHostFlags(ssl, OpenSSLLibrary.checkFlagNoPartialWildcards)
+    }
+    // ALPN's wire format: each protocol name preceded by its length.
+    let alpn: [UInt8] = [8] + Array("http/1.1".utf8)
+    guard library.setALPNProtocols(ssl, alpn, UInt32(alpn.count)) == 0 else {
+      throw TLSFailure.invalidConfiguration("ALPN cannot be set")
+    }
+  }
+
+  deinit {
+    if let ssl { library.sslFree(ssl) }
+  }
+
+  /// The protocol the server chose with ALPN (`"http/1.1"`), or `nil` if it chose none
+  /// (many servers that speak only HTTP/1.1 do not answer ALPN).
+  var negotiatedProtocol: String? {
+    guard let ssl else { return nil }
+    var data: UnsafePointer<UInt8>?
+    var length: UInt32 = 0
+    library.getSelectedALPN(ssl, &data, &length)
+    guard let data, length > 0 else { return nil }
+    return String(decoding: UnsafeBufferPointer(start: data, count: Int(length)), as: UTF8.self)
+  }
+
+  /// Decrypted bytes OpenSSL holds for the next ``read(into:)`` (only when a read's buffer
+  /// was smaller than a record). The socket is not readable for them: a loop that stops
+  /// reading while this is above zero must read again without waiting for readiness.
+  var bufferedByteCount: Int {
+    guard let ssl else { return 0 }
+    return Int(library.pending(ssl))
+  }
+
+  /// Takes the handshake as far as the socket allows; `.done` once the server's
+  /// certificate is verified for ``host``. Calling it after `.done` returns `.done`.
+  func handshake() -> HandshakeResult {
+    guard let ssl else { return .failed(.handshakeFailed("the session is closed")) }
+    if isHandshakeDone { return .done }
+    library.errorClear()
+    errno = 0
+    let result = SIGPIPEGuard.run { library.connect(ssl) }
+    if result == 1 {
+      isHandshakeDone = true
+      return .done
+    }
+    switch library.getError(ssl, result) {
+    case OpenSSLLibrary.sslErrorWantRead: return .wantRead
+    case OpenSSLLibrary.sslErrorWantWrite: return .wantWrite
+    case let code:
+      let failure = handshakeFailure(code: code)
+      free()
+      return .failed(failure)
+    }
+  }
+
+  /// Decrypts what has arrived into `buffer`.
+  func read(into buffer: UnsafeMutableRawBufferPointer) -> ReadResult {
+    guard let ssl else { return .failed(.connectionFailed("the session is closed")) }
+    guard !buffer.isEmpty else { return .bytes(0) }
+    library.errorClear()
+    errno = 0
+    let count = SIGPIPEGuard.run {
+      library.read(ssl, buffer.baseAddress, Int32(clamping: buffer.count))
+    }
+    if count > 0 { return .bytes(Int(count)) }
+    switch library.getError(ssl, count) {
+    case OpenSSLLibrary.sslErrorWantRead: return .wantRead
+    case OpenSSLLibrary.sslErrorWantWrite: return .wantWrite
+    case OpenSSLLibrary.sslErrorZeroReturn: return .closed
+    case let code:
+      let failure = connectionFailure(code: code)
+      free()
+      return .failed(failure)
+    }
+  }
+
+  /// Encrypts and sends as much of `bytes` as the socket takes.
+  func write(_ bytes: UnsafeRawBufferPointer) -> WriteResult {
+    guard let ssl else { return .failed(.connectionFailed("the session is closed")) }
+    // SSL_write's behaviour with zero bytes is undefined.
+    guard !bytes.isEmpty else { return .wrote(0) }
+    library.errorClear()
+    errno = 0
+    let count = SIGPIPEGuard.run {
+      library.write(ssl, bytes.baseAddress, Int32(clamping: bytes.count))
+    }
+    if count > 0 { return .wrote(Int(count)) }
+    switch library.getError(ssl, count) {
+    case OpenSSLLibrary.sslErrorWantRead: return .wantRead
+    case OpenSSLLibrary.sslErrorWantWrite: return .wantWrite
+    case let code:
+      let failure = connectionFailure(code: code)
+      free()
+      return .failed(failure)
+    }
+  }
+
+  /// Sends close_notify if the socket takes it at once (it never waits for the server's)
+  /// and frees the session. The descriptor stays open: the caller closes it. Safe to call
+  /// more than once.
+  func close() {
+    guard let ssl else { return }
+    if isHandshakeDone {
+      library.errorClear()
+      _ = SIGPIPEGuard.run { library.shutdown(ssl) }
+      library.errorClear()
+    }
+    free()
+  }
+
+  // MARK: - Private
+
+  private func free() {
+    guard let ssl else { return }
+    library.sslFree(ssl)
+    self.ssl = nil
+  }
+
+  private func handshakeFailure(code: Int32) -> TLSFailure {
+    let systemError = errno
+    let reason = library.takeErrorReason()
+    if let ssl {
+      let verification = library.getVerifyResult(ssl)
+      if let failure = TLSFailure.verification(
+        verification, description: library.verifyErrorDescription(verification))
+      {
+        return failure
+      }
+    }
+    return .handshakeFailed(reason ?? Self.describe(code: code, errno: systemError))
+  }
+
+  private func connectionFailure(code: Int32) -> TLSFailure {
+    let systemError = errno
+    return .connectionFailed(
+      library.takeErrorReason() ?? Self.describe(code: code, errno: systemError))
+  }
+
+  /// Words for a failure OpenSSL's error queue says nothing about (a system call failed,
+  /// or the peer closed mid-handshake).
+  private static func describe(code: Int32, errno systemError: Int32) -> String {
+    if code == OpenSSLLibrary.sslErrorSyscall || code == OpenSSLLibrary.sslErrorZeroReturn {
+      if systemError != 0 { return String(cString: strerror(systemError)) }
+      return "the server closed the connection"
+    }
+    return "OpenSSL error \(code)"
+  }
+
+  /// Whether `host` is an IPv4 or IPv6 literal.
+  static func isIPAddress(_ host: String) -> Bool {
+    var address = in6_addr()
+    return inet_pton(AF_INET, host, &address) == 1 || inet_pton(AF_INET6, host, &address) == 1
+  }
+}
