@@ -8,7 +8,9 @@ import TetherHTTP
 /// servers: pending requests freeze nothing else, concurrency is the pool's (capped per
 /// origin, default 8) and not Dispatch's, streams share threads, and nothing that is not
 /// idempotent is sent twice.
-@Suite struct NetworkEngineTests {
+// Heavy: its bounds are times (or a flood that loads the CPU), so it takes its turn with the
+// tests that load the machine on purpose instead of running beside them.
+@Suite(.heavy) struct NetworkEngineTests {
   /// The default per-origin connection cap (DESIGN, "The network engine"; issue 20).
   static let defaultConnectionCap = 8
 
@@ -45,10 +47,10 @@ import TetherHTTP
     let (unrelatedStart, healthyAnswer) = try await measurement.results()
     // Bounds with room for a loaded 2-core CI running the whole suite at once; the freeze
     // they guard against lasted 6.4-8.5 s.
-    #expect(unrelatedStart < .seconds(1), "an unrelated task started after \(unrelatedStart)")
+    #expect(unrelatedStart < .seconds(2), "an unrelated task started after \(unrelatedStart)")
     #expect(healthyAnswer.status == 200)
     #expect(
-      healthyAnswer.elapsed < .seconds(2), "a GET to a healthy server took \(healthyAnswer.elapsed)"
+      healthyAnswer.elapsed < .seconds(3), "a GET to a healthy server took \(healthyAnswer.elapsed)"
     )
     // And every pending request still ends, by its own timeout.
     for task in pending {

@@ -8,7 +8,9 @@ import TetherHTTP
 /// Timeouts that always end, a floor under SSE reconnection, and an early answer read while a
 /// body is still being sent: the engine's deadlines, through the public API against loopback
 /// servers that accept and then misbehave.
-@Suite struct NetworkEngineTimeoutTests {
+// Heavy: its bounds are times (or a flood that loads the CPU), so it takes its turn with the
+// tests that load the machine on purpose instead of running beside them.
+@Suite(.heavy) struct NetworkEngineTimeoutTests {
   /// Room for a loaded two-core CI machine on top of a timeout.
   static let slack = Duration.seconds(4)
 

@@ -10,7 +10,9 @@ import TetherHTTP
 /// write beyond what the consumer took is then the kernel buffers plus the engine's buffer, a
 /// few MB. Without backpressure it is everything the server could send (issue 20: 790 MB in
 /// 2 s for an unread body, 257 MB in 3 s for an SSE consumer taking 1 ms per event).
-@Suite struct StreamBackpressureTests {
+// Heavy: its bounds are times (or a flood that loads the CPU), so it takes its turn with the
+// tests that load the machine on purpose instead of running beside them.
+@Suite(.heavy) struct StreamBackpressureTests {
   /// The most that may be written and not yet consumed: loopback socket buffers (about 4 MB
   /// on Linux, measured with a raw client that reads nothing or 64 KB per 10 ms) plus the
   /// engine's bounded buffer, with room to spare.

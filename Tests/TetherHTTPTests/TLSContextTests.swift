@@ -6,7 +6,8 @@ import Testing
 
 /// Making a ``TLSContext``: where OpenSSL cannot be loaded the answer is typed (the caller
 /// falls back to URLSession), and a PEM that holds nothing usable is refused by name.
-@Suite("TLS context")
+// Serialized: each context reads the system trust store (about 100 ms) on the test's thread.
+@Suite("TLS context", .serialized)
 struct TLSContextTests {
   @Test func anOpenSSLThatCannotBeLoadedIsATypedAnswer() {
     let missing = OpenSSLLibrary.Names(
@@ -37,8 +38,8 @@ struct TLSContextTests {
   @Test(
     .enabled(if: (try? OpenSSLLibrary.shared.get()) != nil, "libssl.so.3 cannot be loaded"),
     .enabled(if: TestCertificateAuthority.executable != nil, "openssl is not installed"))
-  func aClientKeyThatDoesNotMatchItsCertificateIsRefused() throws {
-    let authority = try TestCertificateAuthority()
+  func aClientKeyThatDoesNotMatchItsCertificateIsRefused() async throws {
+    let authority = try await TestCertificateAuthority.shared()
     _ = try TLSContext(
       trustedCertificates: [authority.certificatePEM],
       clientIdentity: .init(
@@ -59,11 +60,11 @@ struct TLSContextTests {
 @Suite("TLS context cache")
 struct TLSContextCacheTests {
   @Test(.enabled(if: (try? OpenSSLLibrary.shared.get()) != nil, "libssl.so.3 cannot be loaded"))
-  func aConfigurationIsMadeOnceAndTheLeastRecentlyUsedGoesFirst() throws {
+  func aConfigurationIsMadeOnceAndTheLeastRecentlyUsedGoesFirst() async throws {
     let cache = TLSContextCache(capacity: 2)
     let system = try cache.context(for: .init())
     #expect(try cache.context(for: .init()) === system)
-    let authority = try TestCertificateAuthority()
+    let authority = try await TestCertificateAuthority.shared()
     let withCA = try cache.context(for: .init(trustedCertificates: [authority.certificatePEM]))
     #expect(withCA !== system)
     #expect(try cache.context(for: .init()) === system)  // now the most recently used

@@ -58,7 +58,24 @@ public final class TestCertificateAuthority: Sendable {
   /// The authority's certificate in PEM: what a client adds to trust the servers.
   public var certificatePEM: String { authority.certificatePEM }
 
-  /// Makes the authority and its certificates.
+  private static let sharedTask = LockedState<Task<TestCertificateAuthority, any Error>?>(nil)
+
+  /// One authority for the whole test process, made once on a thread of its own: making one
+  /// runs `openssl` several times and waits for each, which must not hold a thread of Swift's
+  /// cooperative pool (two on CI) while hundreds of other tests run.
+  public static func shared() async throws -> TestCertificateAuthority {
+    let task = sharedTask.withLock { task in
+      if let task { return task }
+      let made = Task {
+        try await onDedicatedThread { Result { try TestCertificateAuthority() } }.get()
+      }
+      task = made
+      return made
+    }
+    return try await task.value
+  }
+
+  /// Makes the authority and its certificates (blocking: see ``shared()``).
   ///
   /// - Throws: ``ChildProcessError`` when `openssl` is missing, or a description of the
   ///   command that failed.
