@@ -116,12 +116,23 @@ struct IsolatedFileStorageUpdateTests {
     files.write(Data("10".utf8), to: url)
     @Shared(.fileStorage(url)) var visits = 0
     let shared = $visits
-    await withTaskGroup(of: Void.self) { group in
-      for _ in 0..<50 {
-        group.addTask { _ = try? await shared.update { $0 += 1 } }
+    // Every outcome is kept: a thrown error and a lost increment must not look the same.
+    let errors = await withTaskGroup(of: String?.self) { group in
+      for _ in 0..<200 {
+        group.addTask {
+          do {
+            try await shared.update { $0 += 1 }
+            return nil
+          } catch {
+            return "\(error)"
+          }
+        }
       }
+      return await group.compactMap { $0 }.reduce(into: []) { $0.append($1) }
     }
-    #expect(visits == 60)
-    #expect(files.contents(of: url) == Data("60".utf8))
+    #expect(errors == [])
+    // The holder ends with the last value stored, whatever order the updating tasks resume in.
+    #expect(visits == 210)
+    #expect(files.contents(of: url) == Data("210".utf8))
   }
 }

@@ -494,13 +494,21 @@ final class Reference<Value: Sendable>: MutableReference {
       let run = UpdateRun(body)
       defer { run.end() }
       let observer = issueObserver
-      let stored = try await withCheckedThrowingContinuation {
-        (continuation: CheckedContinuation<Value, any Error>) in
+      // The stored value is applied when the key resumes, not after the `await`: a key resumes
+      // its updates in the order it stored them, and the tasks waking from `await` do not keep
+      // that order (the holder of 60 stored increments ended at 59 when the task of the 59th
+      // woke last).
+      _ = try await withCheckedThrowingContinuation {
+        (continuation: CheckedContinuation<Void, any Error>) in
         atomic.update(
           { try run.apply(to: &$0) }, initialValue: initialValue,
-          continuation: UpdateContinuation(observer: observer) { continuation.resume(with: $0) })
+          continuation: UpdateContinuation(observer: observer) { result in
+            if case .success(let stored) = result {
+              self.apply(stored, clearingLoadError: false, onlyIfVersion: nil, endLoading: false)
+            }
+            continuation.resume(with: result.map { _ in })
+          })
       }
-      apply(stored, clearingLoadError: false, onlyIfVersion: nil, endLoading: false)
       return try run.result()
     }
   }

@@ -45,11 +45,12 @@ extension FileStorageKey {
   }
 
   func update(
-    _ transform: @Sendable (inout Value) throws -> Void, initialValue: Value,
-    in files: InMemoryFiles
-  ) -> Result<Value, any Error> {
-    Result {
-      try files.update(storage.path) { data -> (Data, Value) in
+    _ transform: @escaping @Sendable (inout Value) throws -> Void, initialValue: Value,
+    in files: InMemoryFiles, completion: @escaping @Sendable (Result<Value, any Error>) -> Void
+  ) {
+    files.update(
+      storage.path,
+      { data -> (Data, Value) in
         var value = initialValue
         if let data, !data.isEmpty {
           do {
@@ -64,7 +65,6 @@ extension FileStorageKey {
         } catch {
           throw FileStorageKeyError.encodingFailed(url: url, underlying: error)
         }
-      }
-    }
+      }, completion: completion)
   }
 }

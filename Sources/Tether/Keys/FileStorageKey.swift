@@ -191,7 +191,9 @@ public struct FileStorageKey<Value: Sendable>: AtomicSharedKey {
     continuation: UpdateContinuation<Value>
   ) {
     if let files {
-      return continuation.resume(with: update(transform, initialValue: initialValue, in: files))
+      return update(transform, initialValue: initialValue, in: files) {
+        continuation.resume(with: $0)
+      }
     }
     storage.update(
       initialValue: initialValue, options: writeOptions, decode: decode, encode: encode,
