@@ -22,7 +22,8 @@ import Synchronization
 /// Saves are written at once (there is no disk to spare, so no throttle). ``write(_:to:)`` and
 /// ``removeItem(at:)`` act as another process would: holders of the file see the change. A
 /// file that does not decode is moved aside (`NAME.corrupt-TIMESTAMP`) as on disk. Paths are
-/// normalized like file keys' (`/a//b.json` and `/a/./b.json` are one file).
+/// normalized by their text, like file keys' in the scope (`/a//b.json` and `/a/./b.json` are one
+/// file; symbolic links are not followed, since nothing here looks at the disk).
 ///
 /// A key keeps the scope it was *created* in: declare keys where they are used, or in computed
 /// helpers (`static var settings: Self { .fileStorage(url) }`), not in a `static let` created
@@ -62,13 +63,15 @@ public final class InMemoryFiles: Sendable {
 
   /// The URLs of every file, sorted by path.
   public var urls: [URL] {
-    state.withLock { $0.contents.keys.sorted() }.map { URL(fileURLWithPath: $0) }
+    state.withLock { $0.contents.keys.sorted() }.map {
+      URL(fileURLWithPath: $0, isDirectory: false)
+    }
   }
 
   // MARK: - What file keys use
 
   /// The path file keys use for `url`.
-  static func path(of url: URL) -> String { FileStorageKey<Data>.normalize(url) }
+  static func path(of url: URL) -> String { FileStorageKey<Data>.normalizeLexically(url) }
 
   func read(_ path: String) -> Data? { state.withLock { $0.contents[path] } }
 
