@@ -126,7 +126,7 @@ public struct FileStorageKey<Value: Sendable>: AtomicSharedKey {
       backend = .memory(files)
     } else {
       path = Self.normalize(url)
-      backend = .disk(FileStorage.at(path))
+      backend = .disk(FileStorageRegistry.storage(at: path))
     }
     self.url = URL(fileURLWithPath: path, isDirectory: false)
     self.throttle = max(.zero, throttle)
@@ -212,9 +212,10 @@ public struct FileStorageKey<Value: Sendable>: AtomicSharedKey {
   /// Applies `transform` to the value stored in the file atomically with respect to every
   /// writer of the file in every process, writes the result, and resumes `continuation` with
   /// it. `Shared.update(_:)` calls this; `transform` runs exactly once per call here (it may
-  /// run more than once with other keys). When no other write of the file is waiting in this
-  /// process, the update runs at once on the calling thread (except the main thread) and
-  /// resumes `continuation` before returning; otherwise it runs on the file's queue.
+  /// run more than once with other keys). The caller never waits for another writer: when
+  /// nothing of the file is waiting in this process and its lock is free, the update runs at
+  /// once on the calling thread and resumes `continuation` before returning; otherwise it runs
+  /// on the file's queue, which waits for the lock, and this returns at once.
   ///
   /// The file's lock is held from the read to the atomic write. A missing or empty file
   /// starts from `initialValue`. A file that does not decode is moved aside (as a load does)
