@@ -27,7 +27,7 @@ extension FileStorage {
           }
         }
       }
-      let unused = state.withLock { state -> [FileWatcher.Watch] in
+      let unused = state.withLock { state -> [CancelOnce] in
         guard state.watches.isEmpty, !state.subscribers.isEmpty else { return watches }
         state.watches = watches
         return []
@@ -73,7 +73,7 @@ extension FileStorage {
   }
 
   private func unsubscribe(_ id: UInt64) {
-    let watches = state.withLock { state -> [FileWatcher.Watch] in
+    let watches = state.withLock { state -> [CancelOnce] in
       if let changes = state.subscribers[id]?.changes {
         state.before[ObjectIdentifier(changes)] = nil
       }

@@ -48,7 +48,7 @@ extension FileStorage {
     continuation: SaveContinuation
   ) {
     let (timerToCancel, superseded) = state.withLock {
-      state -> (FileTimer?, [SaveContinuation]) in
+      state -> (CancelOnce?, [SaveContinuation]) in
       let now = clock.now
       let base = Self.base(for: state, basis: continuation.basis)
       if immediate {
@@ -94,7 +94,7 @@ extension FileStorage {
 
   /// Writes the pending save now, if there is one (when a holder goes away, and at exit).
   func flush() {
-    let timer: FileTimer? = state.withLock { state in
+    let timer: CancelOnce? = state.withLock { state in
       guard let pending = state.pending else { return nil }
       state.pending = nil
       enqueue(pending, in: &state)

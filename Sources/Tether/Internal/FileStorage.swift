@@ -66,10 +66,10 @@ final class FileStorage: Sendable {
     var lastPerformed: (ordinal: UInt64, leaves: Base)?
     var lastWrite: Duration?
     var pending: PendingWrite?
-    var trailingTimer: FileTimer?
+    var trailingTimer: CancelOnce?
     var subscribers: [UInt64: Subscriber] = [:]
     var nextSubscriberID: UInt64 = 0
-    var watches: [FileWatcher.Watch] = []
+    var watches: [CancelOnce] = []
     var refreshScheduled = false
     /// The identity of the file this process is renaming into place, from just before the
     /// rename until `disk` records it: the watcher may report the rename in between.
