@@ -22,6 +22,10 @@
 /// ```
 ///
 /// A thrown `transform` error ends the update without storing anything: resume with it.
+///
+/// Resume concurrent updates in the order their values were stored (resuming on one serial
+/// queue, or in storage order after the storage's lock is released): the holder takes each
+/// stored value as it is resumed, so the last one resumed is the value it keeps.
 public protocol AtomicSharedKey<Value>: SharedKey {
   /// Applies `transform` to the latest stored value atomically, stores the result and
   /// resumes `continuation` exactly once with the stored value, or with an error.

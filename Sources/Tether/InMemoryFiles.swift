@@ -22,7 +22,8 @@ import Synchronization
 /// Saves are written at once (there is no disk to spare, so no throttle). ``write(_:to:)`` and
 /// ``removeItem(at:)`` act as another process would: holders of the file see the change. A
 /// file that does not decode is moved aside (`NAME.corrupt-TIMESTAMP`) as on disk. Paths are
-/// normalized like file keys' (`/a//b.json` and `/a/./b.json` are one file).
+/// normalized by their text, like file keys' in the scope (`/a//b.json` and `/a/./b.json` are one
+/// file; symbolic links are not followed, since nothing here looks at the disk).
 ///
 /// A key keeps the scope it was *created* in: declare keys where they are used, or in computed
 /// helpers (`static var settings: Self { .fileStorage(url) }`), not in a `static let` created
@@ -32,6 +33,10 @@ public final class InMemoryFiles: Sendable {
     var contents: [String: Data] = [:]
     var watchers: [String: [Int: @Sendable (Data?) -> Void]] = [:]
     var nextWatcher = 0
+    /// Completions of updates, in the order the updates stored their values (see `update`).
+    var completions: [@Sendable () -> Void] = []
+    /// Whether a thread is running `completions`.
+    var completing = false
   }
 
   private let state = Lock(State())
@@ -58,13 +63,15 @@ public final class InMemoryFiles: Sendable {
 
   /// The URLs of every file, sorted by path.
   public var urls: [URL] {
-    state.withLock { $0.contents.keys.sorted() }.map { URL(fileURLWithPath: $0) }
+    state.withLock { $0.contents.keys.sorted() }.map {
+      URL(fileURLWithPath: $0, isDirectory: false)
+    }
   }
 
   // MARK: - What file keys use
 
   /// The path file keys use for `url`.
-  static func path(of url: URL) -> String { FileStorageKey<Data>.normalize(url) }
+  static func path(of url: URL) -> String { FileStorageKey<Data>.normalizeLexically(url) }
 
   func read(_ path: String) -> Data? { state.withLock { $0.contents[path] } }
 
@@ -75,11 +82,35 @@ public final class InMemoryFiles: Sendable {
 
   /// Reads, transforms and writes the file at `path` under the file system's lock, so the
   /// update is atomic with respect to every other access; a thrown error writes nothing.
-  func update<Result>(_ path: String, _ body: (Data?) throws -> (Data, Result)) throws -> Result {
-    try state.withLock { state in
-      let (data, result) = try body(state.contents[path])
-      state.contents[path] = data
-      return result
+  ///
+  /// `completion` gets the outcome after the lock is released, and completions run in the order
+  /// the updates stored their values: a thread that finds completions running leaves its own to
+  /// the running thread, which runs them in turn. (Two updates that each resumed on their own
+  /// thread could hand the older value to the holder last.)
+  func update<Result: Sendable>(
+    _ path: String, _ body: (Data?) throws -> (Data, Result),
+    completion: @escaping @Sendable (Swift.Result<Result, any Error>) -> Void
+  ) {
+    let runs = state.withLock { state -> Bool in
+      let outcome = Swift.Result { () throws -> Result in
+        let (data, result) = try body(state.contents[path])
+        state.contents[path] = data
+        return result
+      }
+      state.completions.append { completion(outcome) }
+      guard !state.completing else { return false }
+      state.completing = true
+      return true
+    }
+    guard runs else { return }
+    while let next = state.withLock({ state -> (@Sendable () -> Void)? in
+      guard !state.completions.isEmpty else {
+        state.completing = false
+        return nil
+      }
+      return state.completions.removeFirst()
+    }) {
+      next()
     }
   }
 

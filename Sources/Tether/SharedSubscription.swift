@@ -1,5 +1,3 @@
-import Synchronization
-
 /// A handle to a key's watch of external changes, returned from
 /// ``SharedReaderKey/subscribe(context:subscriber:)``.
 ///
@@ -9,11 +7,11 @@ import Synchronization
 /// Strategies use the cancel to stop watching and to flush writes they buffered. The cancel
 /// closure runs at most once, also if the subscription is released without being cancelled.
 public final class SharedSubscription: Sendable {
-  private let onCancel: Lock<(@Sendable () -> Void)?>
+  private let token: CancelOnce
 
   /// Creates a subscription that runs `cancel` once when cancelled.
   public init(_ cancel: @escaping @Sendable () -> Void) {
-    onCancel = Lock(cancel)
+    token = CancelOnce(cancel)
   }
 
   /// A subscription with nothing to cancel.
@@ -21,12 +19,6 @@ public final class SharedSubscription: Sendable {
 
   /// Cancels the watch. Calling it again has no effect.
   public func cancel() {
-    let action = onCancel.withLock { action in
-      defer { action = nil }
-      return action
-    }
-    action?()
+    token.cancel()
   }
-
-  deinit { cancel() }
 }

@@ -165,6 +165,24 @@ let updateCommands: [String: ChildCommand] = [
     }
     printLine("done")
   },
+  // file-hold-lock PATH SECONDS: takes the file's sidecar lock (`.NAME.tether-lock`, the lock
+  // every file-key write takes), prints `locked`, and releases it by exiting when stdin closes,
+  // or after SECONDS at the latest (a bound, so a failing test cannot hang on it).
+  "file-hold-lock": { arguments in
+    guard arguments.count >= 2, let seconds = Int32(arguments[1]) else {
+      throw ChildUsage("file-hold-lock PATH SECONDS")
+    }
+    let url = URL(fileURLWithPath: arguments[0], isDirectory: false)
+    let lockPath = url.deletingLastPathComponent()
+      .appendingPathComponent(".\(url.lastPathComponent).tether-lock").path
+    let descriptor = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o666)
+    guard descriptor >= 0, flock(descriptor, LOCK_EX) == 0 else {
+      throw ChildUsage("file-hold-lock: cannot lock \(lockPath)")
+    }
+    printLine("locked")
+    var input = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
+    _ = poll(&input, 1, seconds * 1000)
+  },
   // file-touch PATH: holds the tally (`throttle: .zero`) and adds one to `touches` with
   // `withLock` about every 2 ms (plain `.didSet` saves) until stdin closes; prints `ready`
   // first and `touched N saved M` at the end.

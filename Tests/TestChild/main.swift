@@ -4,6 +4,7 @@ import Foundation
 // `tether-test-child COMMAND [ARGS...]`. Each area registers its commands in its own file.
 let commands = supportCommands.merging(fileCommands) { first, _ in first }
   .merging(updateCommands) { first, _ in first }
+  .merging(isolationCommands) { first, _ in first }
 let arguments = Array(CommandLine.arguments.dropFirst())
 guard let name = arguments.first, let command = commands[name] else {
   FileHandle.standardError.write(

@@ -209,9 +209,9 @@ import Testing
       }
     }
     try await waitUntil("every released path is forgotten") {
-      paths.allSatisfy { !FileStorage.isRegistered($0) }
+      paths.allSatisfy { !FileStorageRegistry.isRegistered($0) }
     }
-    #expect(FileStorage.scanCount(of: populated.path) == 1)
+    #expect(FileStorageRegistry.scanCount(of: populated.path) == 1)
   }
 
   // MARK: JSON

@@ -25,13 +25,13 @@ final class ManualFileClock: FileStorageClock {
 
   var now: Duration { state.withLock { $0.now } }
 
-  func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) -> FileTimer {
+  func schedule(after delay: Duration, _ action: @escaping @Sendable () -> Void) -> CancelOnce {
     let id = state.withLock { state in
       state.nextID += 1
       state.timers.append(Timer(deadline: state.now + delay, id: state.nextID, action: action))
       return state.nextID
     }
-    return FileTimer { [weak self] in
+    return CancelOnce { [weak self] in
       self?.state.withLock { $0.timers.removeAll { $0.id == id } }
     }
   }
@@ -191,7 +191,7 @@ func writeInPlace(_ text: String, to url: URL) throws {
 /// for a file it never wrote), using a fence file to know that every earlier event has arrived.
 final class WriteCounter: Sendable {
   private let log = EventLog<String>()
-  private let watches: [FileWatcher.Watch]
+  private let watches: [CancelOnce]
   private let fence: URL
 
   init(_ url: URL) {

@@ -49,6 +49,48 @@ import Testing
 
   // MARK: In one process
 
+  /// While another process holds the file's lock, waiting updates leave Swift's cooperative
+  /// pool free: with four times as many updates in flight as the pool has threads, other async
+  /// work still runs while the lock is held (it would not if each update parked its thread in
+  /// `flock`), and every update lands once the lock is released.
+  @Test func updatesWaitingForAnotherProcessesLockDoNotBlockTheCooperativePool() async throws {
+    let url = directory.file("count.json")
+    let key: FileStorageKey<Int> = .fileStorage(url)
+    let holder = try ChildProcess(["file-hold-lock", url.path, "30"])
+    try await holder.waitForLine("locked")
+    let count = 4 * ProcessInfo.processInfo.activeProcessorCount
+    let started = StartedCount()
+    let updates = Task {
+      try await withThrowingTaskGroup(of: Int.self) { group in
+        for _ in 0..<count {
+          group.addTask {
+            started.value.add(1, ordering: .relaxed)
+            return try await withCheckedThrowingContinuation { continuation in
+              key.update(
+                { $0 += 1 }, initialValue: 0,
+                continuation: UpdateContinuation { continuation.resume(with: $0) })
+            }
+          }
+        }
+        return try await group.reduce(into: [Int]()) { $0.append($1) }
+      }
+    }
+    try await waitUntil("every update has started") {
+      started.value.load(ordering: .relaxed) == count
+    }
+    let others = await withTaskGroup(of: Int.self) { group in
+      for index in 0..<count { group.addTask { index } }
+      return await group.reduce(0, +)
+    }
+    #expect(others == count * (count - 1) / 2)
+    #expect(holder.isRunning)  // Still holding the lock: the work above did not wait for it.
+    #expect(!FileManager.default.fileExists(atPath: url.path))
+    holder.closeInput()
+    #expect(try await holder.waitForExit() == .exited(0))
+    #expect(try await updates.value.sorted() == Array(1...count))
+    #expect(decodeFile(url, as: Int.self) == count)
+  }
+
   @Test func updateTransformsTheStoredValueAndReturnsWhatItStored() async throws {
     let url = directory.file("count.json")
     let key: FileStorageKey<Int> = .fileStorage(url)
@@ -199,4 +241,9 @@ import Testing
     #expect(result.total == 1_500 + victimCount)
     #expect(result.counts.filter { $0.key != "victim" } == ["p0": 500, "p1": 500, "p2": 500])
   }
+}
+
+/// How many tasks have started, shared by reference with the tasks.
+private final class StartedCount: Sendable {
+  let value = Atomic<Int>(0)
 }

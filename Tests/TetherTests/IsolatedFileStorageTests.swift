@@ -37,6 +37,37 @@ struct IsolatedFileStorageTests {
     }
   }
 
+  /// Traced with `strace`, a process whose isolated scope declares a file key for a real
+  /// path, then reads, saves, updates, reloads and observes it, makes no system call that names
+  /// the path or its directory (no stat, listing, clean-up, lock or watch). The same process
+  /// outside the scope does, which shows the trace sees such calls.
+  @Test func anIsolatedScopeMakesNoSystemCallNamingTheRealPath() async throws {
+    let strace = URL(fileURLWithPath: "/usr/bin/strace", isDirectory: false)
+    try #require(
+      FileManager.default.isExecutableFile(atPath: strace.path),
+      "strace is not installed (Scripts/install-test-deps installs it)")
+    let child = try ChildProcess.locateExecutable()
+    try await withTemporaryDirectory { directory in
+      let settings = try directory.subdirectory("settings")
+      let url = settings.appendingPathComponent("count.json", isDirectory: false)
+      func trace(_ scope: String) async throws -> [Substring] {
+        let log = directory.file("\(scope).strace")
+        let process = try ChildProcess(
+          ["-f", "-s", "4096", "-e", "trace=file", "-o", log.path, child.path]
+            + ["isolated-file-key", scope],
+          environment: ["TETHER_REAL_PATH": url.path], executableURL: strace)
+        try await process.waitForLine("done")
+        #expect(try await process.waitForExit() == .exited(0), "\(process.standardError)")
+        return try String(contentsOf: log, encoding: .utf8).split(separator: "\n")
+      }
+      let control = try await trace("process")
+      #expect(control.contains { $0.contains(settings.path) })
+      let isolated = try await trace("isolated")
+      #expect(isolated.contains { $0.contains("execve(") })  // the trace saw the process
+      #expect(isolated.filter { $0.contains(settings.path) } == [])
+    }
+  }
+
   @Test func aSeededFileIsLoadedAndSavesAreInspectableByURL() throws {
     let url = URL(fileURLWithPath: "/etc/tether-never-created/settings.json")
     let files = try #require(SharedStorage.current.files)
@@ -116,12 +147,23 @@ struct IsolatedFileStorageUpdateTests {
     files.write(Data("10".utf8), to: url)
     @Shared(.fileStorage(url)) var visits = 0
     let shared = $visits
-    await withTaskGroup(of: Void.self) { group in
-      for _ in 0..<50 {
-        group.addTask { _ = try? await shared.update { $0 += 1 } }
+    // Every outcome is kept: a thrown error and a lost increment must not look the same.
+    let errors = await withTaskGroup(of: String?.self) { group in
+      for _ in 0..<200 {
+        group.addTask {
+          do {
+            try await shared.update { $0 += 1 }
+            return nil
+          } catch {
+            return "\(error)"
+          }
+        }
       }
+      return await group.compactMap { $0 }.reduce(into: []) { $0.append($1) }
     }
-    #expect(visits == 60)
-    #expect(files.contents(of: url) == Data("60".utf8))
+    #expect(errors == [])
+    // The holder ends with the last value stored, whatever order the updating tasks resume in.
+    #expect(visits == 210)
+    #expect(files.contents(of: url) == Data("210".utf8))
   }
 }

@@ -3,32 +3,6 @@
 import Glibc
 #else
 import Musl
-
-/// Fault injection for tests: makes the inotify backend's watches on directories under a path
-/// fail as if the system refused them (for example `ENOSPC`, the watch limit), which a test
-/// cannot make the real kernel do on demand without starving every other test of watches.
-/// Production code never sets it.
-enum InotifyFaultInjection {
-  private static let refusals = Lock<[String: Int32]>([:])
-
-  /// From now on, watching `directory` or anything under it fails with `code`.
-  static func refuseWatches(under directory: String, errno code: Int32) {
-    refusals.withLock { $0[directory] = code }
-  }
-
-  /// Watches under `directory` succeed again.
-  static func stopRefusingWatches(under directory: String) {
-    refusals.withLock { $0[directory] = nil }
-  }
-
-  /// The injected refusal for a watch on `path`, if any.
-  static func refusal(for path: String) -> Int32? {
-    refusals.withLock { refusals in
-      guard !refusals.isEmpty else { return nil }
-      return refusals.first { path == $0.key || path.hasPrefix($0.key + "/") }?.value
-    }
-  }
-}
 #endif
 import Dispatch
 import Foundation

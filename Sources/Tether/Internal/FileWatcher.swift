@@ -15,9 +15,12 @@ import Synchronization
 /// Apple platforms. When the system refuses a watch (the inotify watch limit), the watch falls
 /// back to checking every ``fallbackInterval`` and says so once (`unwatchable`): it never goes
 /// silently stale.
-final class FileWatcher: Sendable {
+///
+/// `package`: Tether's one file watcher; other modules (remote config's file source) watch
+/// through it too.
+package final class FileWatcher: Sendable {
   /// What happened to a watched file, as precisely as the platform can tell.
-  enum Change: Sendable, Equatable {
+  package enum Change: Sendable, Equatable {
     /// The file was closed after being written in place. On Linux this is also reported when
     /// a process that got a copy of a descriptor of the file (one spawned while the file was
     /// open) closes it, so it means "look again", not "a new version".
@@ -41,8 +44,8 @@ final class FileWatcher: Sendable {
   /// change arrives at most about a second late, for the cost of one `stat` per second.
   static let fallbackInterval = Duration.seconds(1)
 
-  /// The watcher the file strategy shares: one kernel instance for every watched file.
-  static let shared = FileWatcher()
+  /// The watcher every module shares: one kernel instance for every watched file.
+  package static let shared = FileWatcher()
 
   private let backend: any FileWatcherBackend
   private let nextID = Atomic<UInt64>(0)
@@ -61,33 +64,14 @@ final class FileWatcher: Sendable {
   }
 
   /// Starts watching the file at `path` (an absolute, standardized path) and calls `handler`
-  /// for each change until the returned watch is cancelled or released.
-  func watch(_ path: String, handler: @escaping @Sendable (Change) -> Void) -> Watch {
+  /// for each change until the returned token is cancelled or released.
+  package func watch(_ path: String, handler: @escaping @Sendable (Change) -> Void) -> CancelOnce {
     let id = nextID.add(1, ordering: .relaxed).newValue
-    let url = URL(fileURLWithPath: path)
+    let url = URL(fileURLWithPath: path, isDirectory: false)
     backend.add(
       id: id, directory: url.deletingLastPathComponent().path, name: url.lastPathComponent,
       handler: handler)
-    return Watch { [backend] in backend.remove(id: id) }
-  }
-
-  /// One file being watched. Cancelling (or releasing) it stops the handler being called.
-  final class Watch: Sendable {
-    private let onCancel: Lock<(@Sendable () -> Void)?>
-
-    init(_ onCancel: @escaping @Sendable () -> Void) {
-      self.onCancel = Lock(onCancel)
-    }
-
-    func cancel() {
-      let action = onCancel.withLock { action in
-        defer { action = nil }
-        return action
-      }
-      action?()
-    }
-
-    deinit { cancel() }
+    return CancelOnce { [backend] in backend.remove(id: id) }
   }
 }
 

@@ -14,16 +14,23 @@ package enum IssueReporting {
   /// What an object captures when it is created: the current task's recorder and, once known,
   /// the key the object serves.
   package struct Observer: Sendable {
+    /// The recorder of the task that created the object.
     package var recorder: Recorder?
-    package var key: String?
+    /// The key itself, described only when a report names it: describing every key up front
+    /// cost each new reference a heap-allocated string (`.inMemory("…")` grown by appending),
+    /// while a small key fits in the existential's inline buffer.
+    var keyValue: (any Sendable)?
+
+    /// The key the object serves, as reports name it.
+    package var key: String? { keyValue.map { String(describing: $0) } }
   }
 
   /// The current task's observer, naming no key.
-  package static var observer: Observer { Observer(recorder: recorder, key: nil) }
+  package static var observer: Observer { Observer(recorder: recorder, keyValue: nil) }
 
   /// The current task's observer, naming `key` in its reports.
-  static func observer(naming key: Any?) -> Observer {
-    Observer(recorder: recorder, key: key.map { String(describing: $0) })
+  static func observer(naming key: (any Sendable)?) -> Observer {
+    Observer(recorder: recorder, keyValue: key)
   }
 }
 

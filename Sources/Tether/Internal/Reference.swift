@@ -73,7 +73,9 @@ final class Reference<Value: Sendable>: MutableReference {
   // lock.
   @usableFromInline nonisolated(unsafe) var snapshot: Value?
   /// Counted by the key's storage as it delivers changes to this reference (see `SaveBasis`).
-  let changes = ExternalChanges()
+  /// `nil` for a value that lives only here: nothing is delivered to it, and the counter would
+  /// be one more allocation per in-memory key.
+  let changes: ExternalChanges?
   /// The value declared by whoever created the reference; restored on "initial value".
   let initialValue: Value
   private let reader: (any SharedReaderKey<Value>)?
@@ -108,6 +110,7 @@ final class Reference<Value: Sendable>: MutableReference {
     self.reader = key
     self.writer = writer
     self.livesInReference = livesInReference || key == nil
+    self.changes = self.livesInReference ? nil : ExternalChanges()
     self.savesToKey = !self.livesInReference && writer != nil
     self.updatesInPlace = self.livesInReference || writer == nil
     self.isEqual = runtimeEquality(Value.self)
@@ -433,7 +436,8 @@ final class Reference<Value: Sendable>: MutableReference {
     // Weak: a pending save must not keep the reference alive, or releasing the last holder
     // would not cancel the subscription, which is the key's cue to flush pending writes.
     let continuation = SaveContinuation(
-      observer: issueObserver, basis: basis.map { SaveBasis(changes: changes, applied: $0) }
+      observer: issueObserver,
+      basis: basis.flatMap { applied in changes.map { SaveBasis(changes: $0, applied: applied) } }
     ) { [weak self] result in
       self?.finishSave(sequence: sequence, result: result)
       completion?(result)
@@ -494,13 +498,21 @@ final class Reference<Value: Sendable>: MutableReference {
       let run = UpdateRun(body)
       defer { run.end() }
       let observer = issueObserver
-      let stored = try await withCheckedThrowingContinuation {
-        (continuation: CheckedContinuation<Value, any Error>) in
+      // The stored value is applied when the key resumes, not after the `await`: a key resumes
+      // its updates in the order it stored them, and the tasks waking from `await` do not keep
+      // that order (the holder of 60 stored increments ended at 59 when the task of the 59th
+      // woke last).
+      _ = try await withCheckedThrowingContinuation {
+        (continuation: CheckedContinuation<Void, any Error>) in
         atomic.update(
           { try run.apply(to: &$0) }, initialValue: initialValue,
-          continuation: UpdateContinuation(observer: observer) { continuation.resume(with: $0) })
+          continuation: UpdateContinuation(observer: observer) { result in
+            if case .success(let stored) = result {
+              self.apply(stored, clearingLoadError: false, onlyIfVersion: nil, endLoading: false)
+            }
+            continuation.resume(with: result.map { _ in })
+          })
       }
-      apply(stored, clearingLoadError: false, onlyIfVersion: nil, endLoading: false)
       return try run.result()
     }
   }

@@ -22,11 +22,17 @@ final class ReferenceRegistry: Sendable {
     if let existing = lookUp(id, in: traits.registryType, as: K.Value.self) { return existing }
 
     // Build outside the lock: `initialValue` is the caller's code.
+    // A pinned entry is never removed, so its reference needs no way to unregister (and saves
+    // the closure's allocation).
+    var unregister: (@Sendable (ObjectIdentifier) -> Void)?
+    if !traits.pinned {
+      unregister = { [weak self] identity in
+        self?.remove(id, in: traits.registryType, ifIdenticalTo: identity)
+      }
+    }
     let candidate = Reference<K.Value>(
       initialValue: initialValue(), key: key, livesInReference: traits.pinned, writer: writer(),
-      unregister: { [weak self] identity in
-        self?.remove(id, in: traits.registryType, ifIdenticalTo: identity)
-      })
+      unregister: unregister)
     let entry = KeyTableEntry(candidate, pinned: traits.pinned)
     let winner = tables.withLock { tables -> (any AnyRegisteredReference)? in
       let table = Self.table(for: traits.registryType, idType: KeyID<K.ID>.self, in: &tables)

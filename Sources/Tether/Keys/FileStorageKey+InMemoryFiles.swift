@@ -5,11 +5,11 @@ import Foundation
 /// is moved aside and reported, external changes reach holders), without touching the disk.
 extension FileStorageKey {
   func load(from files: InMemoryFiles) -> Result<Value?, any Error> {
-    guard let data = files.read(storage.path), !data.isEmpty else { return .success(nil) }
+    guard let data = files.read(path), !data.isEmpty else { return .success(nil) }
     do {
       return .success(try decode(data))
     } catch {
-      let aside = files.moveAside(storage.path).map { URL(fileURLWithPath: $0) }
+      let aside = files.moveAside(path).map { URL(fileURLWithPath: $0, isDirectory: false) }
       return .failure(
         FileStorageKeyError.decodingFailed(url: url, preservedAt: aside, underlying: error))
     }
@@ -22,7 +22,7 @@ extension FileStorageKey {
   {
     let url = url
     let decode = decode
-    let stop = files.watch(storage.path) { data in
+    let stop = files.watch(path) { data in
       guard let data, !data.isEmpty else { return subscriber.yieldReturningInitialValue() }
       do {
         subscriber.yield(try decode(data))
@@ -37,7 +37,7 @@ extension FileStorageKey {
 
   func save(_ value: Value, to files: InMemoryFiles) -> Result<Void, any Error> {
     do {
-      files.store(try encode(value), at: storage.path)
+      files.store(try encode(value), at: path)
       return .success(())
     } catch {
       return .failure(FileStorageKeyError.encodingFailed(url: url, underlying: error))
@@ -45,11 +45,12 @@ extension FileStorageKey {
   }
 
   func update(
-    _ transform: @Sendable (inout Value) throws -> Void, initialValue: Value,
-    in files: InMemoryFiles
-  ) -> Result<Value, any Error> {
-    Result {
-      try files.update(storage.path) { data -> (Data, Value) in
+    _ transform: @escaping @Sendable (inout Value) throws -> Void, initialValue: Value,
+    in files: InMemoryFiles, completion: @escaping @Sendable (Result<Value, any Error>) -> Void
+  ) {
+    files.update(
+      path,
+      { data -> (Data, Value) in
         var value = initialValue
         if let data, !data.isEmpty {
           do {
@@ -64,7 +65,6 @@ extension FileStorageKey {
         } catch {
           throw FileStorageKeyError.encodingFailed(url: url, underlying: error)
         }
-      }
-    }
+      }, completion: completion)
   }
 }

@@ -76,11 +76,21 @@ public struct FileStorageKey<Value: Sendable>: AtomicSharedKey {
   /// file, and small enough that a wrong path (a log, a disk image) cannot exhaust memory.
   public static var defaultMaximumFileSize: Int { FileStorageKeyDefaults.maximumFileSize }
 
-  let storage: FileStorage
-  /// The in-memory files of the isolated scope the key was created in, which it uses instead of
-  /// the disk (`nil`: the disk). Captured here because saves run on other threads, where the
-  /// task-local scope is not set.
-  let files: InMemoryFiles?
+  /// Where a key keeps its file, chosen once, when the key is created.
+  enum Backend: Sendable {
+    /// The disk, through the one engine this process keeps for the path.
+    case disk(FileStorage)
+    /// The in-memory files of the isolated scope the key was created in. Captured here because
+    /// saves run on other threads, where the task-local scope is not set. A key on this backend
+    /// makes no system call that names its path: not to normalize it, not to load, save or
+    /// watch, not to clean up the directory.
+    case memory(InMemoryFiles)
+  }
+
+  /// The file's normalized path (see ``ID``; in an isolated scope, normalized without looking
+  /// at the disk).
+  let path: String
+  let backend: Backend
   let clock: any FileStorageClock
   let decode: @Sendable (Data) throws -> Value
   let encode: @Sendable (Value) throws -> Data
@@ -111,26 +121,43 @@ public struct FileStorageKey<Value: Sendable>: AtomicSharedKey {
     decode: @escaping @Sendable (Data) throws -> Value,
     encode: @escaping @Sendable (Value) throws -> Data
   ) {
-    let path = Self.normalize(url)
-    self.url = URL(fileURLWithPath: path)
+    if let files = SharedStorage.current.files {
+      path = Self.normalizeLexically(url)
+      backend = .memory(files)
+    } else {
+      path = Self.normalize(url)
+      backend = .disk(FileStorageRegistry.storage(at: path))
+    }
+    self.url = URL(fileURLWithPath: path, isDirectory: false)
     self.throttle = max(.zero, throttle)
     self.permissions = permissions & 0o777
     self.maximumFileSize = max(0, maximumFileSize)
-    self.storage = FileStorage.at(path)
-    self.files = SharedStorage.current.files
     self.clock = clock
     self.decode = decode
     self.encode = encode
   }
 
   /// The file's normalized path.
-  public var id: ID { ID(path: storage.path) }
+  public var id: ID { ID(path: path) }
+
+  /// The disk engine of a key created outside an isolated scope (for tests of the engine; a key
+  /// on in-memory files has none, and asking for it is a programming error).
+  var storage: FileStorage {
+    guard case .disk(let storage) = backend else {
+      preconditionFailure("\(self) keeps its file in an isolated scope's memory, not on disk")
+    }
+    return storage
+  }
 
   /// Reads the file synchronously: a missing or empty file is the initial value, a file
   /// that does not decode fails with ``FileStorageKeyError/decodingFailed(url:preservedAt:underlying:)``
   /// after its bytes were moved aside. A `.userInitiated` load first writes any pending save.
   public func load(context: LoadContext<Value>, continuation: LoadContinuation<Value>) {
-    if let files { return continuation.resume(with: load(from: files)) }
+    let storage: FileStorage
+    switch backend {
+    case .memory(let files): return continuation.resume(with: load(from: files))
+    case .disk(let disk): storage = disk
+    }
     let isUserInitiated: Bool
     if case .userInitiated = context { isUserInitiated = true } else { isUserInitiated = false }
     continuation.resume(
@@ -143,7 +170,11 @@ public struct FileStorageKey<Value: Sendable>: AtomicSharedKey {
   public func subscribe(
     context: LoadContext<Value>, subscriber: SharedSubscriber<Value>
   ) -> SharedSubscription {
-    if let files { return subscribe(to: files, subscriber: subscriber) }
+    let storage: FileStorage
+    switch backend {
+    case .memory(let files): return subscribe(to: files, subscriber: subscriber)
+    case .disk(let disk): storage = disk
+    }
     let decode = self.decode
     let unsubscribe = storage.subscribe(
       FileStorage.Subscriber(
@@ -163,7 +194,11 @@ public struct FileStorageKey<Value: Sendable>: AtomicSharedKey {
   /// `.userInitiated` ones are written at once. Resumes `continuation` after the write, or
   /// with a ``FileStorageKeyError`` if encoding or writing failed.
   public func save(_ value: Value, context: SaveContext, continuation: SaveContinuation) {
-    if let files { return continuation.resume(with: save(value, to: files)) }
+    let storage: FileStorage
+    switch backend {
+    case .memory(let files): return continuation.resume(with: save(value, to: files))
+    case .disk(let disk): storage = disk
+    }
     let encode = self.encode
     let decode = self.decode
     storage.save(
@@ -177,9 +212,10 @@ public struct FileStorageKey<Value: Sendable>: AtomicSharedKey {
   /// Applies `transform` to the value stored in the file atomically with respect to every
   /// writer of the file in every process, writes the result, and resumes `continuation` with
   /// it. `Shared.update(_:)` calls this; `transform` runs exactly once per call here (it may
-  /// run more than once with other keys). When no other write of the file is waiting in this
-  /// process, the update runs at once on the calling thread (except the main thread) and
-  /// resumes `continuation` before returning; otherwise it runs on the file's queue.
+  /// run more than once with other keys). The caller never waits for another writer: when
+  /// nothing of the file is waiting in this process and its lock is free, the update runs at
+  /// once on the calling thread and resumes `continuation` before returning; otherwise it runs
+  /// on the file's queue, which waits for the lock, and this returns at once.
   ///
   /// The file's lock is held from the read to the atomic write. A missing or empty file
   /// starts from `initialValue`. A file that does not decode is moved aside (as a load does)
@@ -190,8 +226,13 @@ public struct FileStorageKey<Value: Sendable>: AtomicSharedKey {
     initialValue: Value,
     continuation: UpdateContinuation<Value>
   ) {
-    if let files {
-      return continuation.resume(with: update(transform, initialValue: initialValue, in: files))
+    let storage: FileStorage
+    switch backend {
+    case .memory(let files):
+      return update(transform, initialValue: initialValue, in: files) {
+        continuation.resume(with: $0)
+      }
+    case .disk(let disk): storage = disk
     }
     storage.update(
       initialValue: initialValue, options: writeOptions, decode: decode, encode: encode,
@@ -214,11 +255,28 @@ public struct FileStorageKey<Value: Sendable>: AtomicSharedKey {
     let resolved = directory.resolvingSymlinksInPath().path
     return (resolved.hasSuffix("/") ? resolved : resolved + "/") + name
   }
+
+  /// `/a//b/./c/../d.json` → `/a/b/d.json`, from the text alone: no system call names the path
+  /// (an isolated scope's files are in memory, and its tests must not reach the real path).
+  /// A relative path is resolved against the current directory.
+  static func normalizeLexically(_ url: URL) -> String {
+    var path = url.path
+    if !path.hasPrefix("/") { path = FileManager.default.currentDirectoryPath + "/" + path }
+    var components: [Substring] = []
+    for component in path.split(separator: "/") {
+      switch component {
+      case ".": continue
+      case "..": _ = components.popLast()
+      default: components.append(component)
+      }
+    }
+    return "/" + components.joined(separator: "/")
+  }
 }
 
 extension FileStorageKey: CustomStringConvertible {
   /// `.fileStorage(PATH)`.
-  public var description: String { ".fileStorage(\(storage.path))" }
+  public var description: String { ".fileStorage(\(path))" }
 }
 
 extension SharedReaderKey {
@@ -282,7 +340,11 @@ extension SharedReaderKey {
 extension FileStorageKey {
   /// How many times this process has written the key's file so far (for benchmarks and
   /// diagnostics; not part of the stable API).
-  @_spi(Diagnostics) public var writeCount: Int { storage.writeCount }
+  /// Always zero in an isolated scope, whose files are in memory.
+  @_spi(Diagnostics) public var writeCount: Int {
+    guard case .disk(let storage) = backend else { return 0 }
+    return storage.writeCount
+  }
 }
 
 /// The defaults of file keys, in one place so every way of creating a key agrees.

@@ -1,5 +1,6 @@
 import Foundation
 import Streams
+import Tether
 
 /// A config source that reads a JSON object of entries from a local file and watches it.
 ///
@@ -49,11 +50,21 @@ public final class FileConfigSource: RemoteConfigSource {
     return .modified(ConfigPayload(entries: entries, version: ConfigVersion(etag: tag)))
   }
 
-  /// Watches the file (through its directory, so atomic replaces are seen).
+  /// Watches the file with Tether's file watcher (through its directory, so an atomic replace
+  /// is seen as well as an in-place edit), and the `..data` entry beside it, which a Kubernetes
+  /// config map update swaps. `onChange` runs on the watcher's thread after each change.
   public func observeChanges(_ onChange: @escaping @Sendable () -> Void) -> AnyCancellable? {
-    guard watchesChanges, let watcher = ConfigFileWatcher(url: url, onChange: onChange) else {
-      return nil
+    guard watchesChanges else { return nil }
+    let file = url.standardizedFileURL
+    let configMapData = file.deletingLastPathComponent()
+      .appendingPathComponent("..data", isDirectory: false)
+    let watches = [file.path, configMapData.path].map { path in
+      FileWatcher.shared.watch(path) { change in
+        // A refused watch is followed by periodic `unknown` checks, which report changes.
+        if case .unwatchable = change { return }
+        onChange()
+      }
     }
-    return AnyCancellable { watcher.cancel() }
+    return AnyCancellable { watches.forEach { $0.cancel() } }
   }
 }

@@ -1,0 +1,243 @@
+import Foundation
+import Synchronization
+
+/// Watching and delivery of a ``FileStorage``: the file is watched while it has subscribers,
+/// and a change made by anyone else is read once, decoded for every subscriber, and handed to
+/// them (winning over saves still waiting for their window).
+extension FileStorage {
+  /// How many deliveries back a save's basis is resolved; an older one is a conflict.
+  private static let basisHistory: UInt64 = 64
+
+  /// Adds a subscriber; the file is watched while there is at least one.
+  ///
+  /// - Returns: A closure that removes the subscriber and writes any pending save.
+  func subscribe(_ subscriber: Subscriber) -> @Sendable () -> Void {
+    let (id, needsWatch) = state.withLock { state in
+      state.nextSubscriberID += 1
+      state.subscribers[state.nextSubscriberID] = subscriber
+      return (state.nextSubscriberID, state.watches.isEmpty)
+    }
+    if needsWatch {
+      let watches = watchPaths().map { watched in
+        FileWatcher.shared.watch(watched) { [weak self] change in
+          switch change {
+          case .created: break  // Empty until its writer closes it; wait for that.
+          case .unwatchable(let code): self?.reportUnwatchable(errno: code)
+          default: self?.fileChanged()
+          }
+        }
+      }
+      let unused = state.withLock { state -> [CancelOnce] in
+        guard state.watches.isEmpty, !state.subscribers.isEmpty else { return watches }
+        state.watches = watches
+        return []
+      }
+      unused.forEach { $0.cancel() }
+    }
+    // The file may have changed between the load and the watch starting.
+    scheduleRefresh()
+    // Strong: a live subscription keeps its storage (and the watch) alive even when no key does.
+    return { self.unsubscribe(id) }
+  }
+
+  /// The path, and the file at the end of a symbolic link there: a process writing through
+  /// the link (as this one does) changes the target's directory, not the link's.
+  private func watchPaths() -> [String] {
+    guard let target = try? FileSystem.resolveSymbolicLinks(path), target != path else {
+      return [path]
+    }
+    return [path, target]
+  }
+
+  /// The system refused to watch the file: tell every holder once (in `loadError`) and this
+  /// process's standard error once, and look now; the watcher checks periodically from here.
+  private func reportUnwatchable(errno code: Int32) {
+    let subscribers = state.withLock { state -> [Subscriber] in
+      guard !state.reportedUnwatchable else { return [] }
+      state.reportedUnwatchable = true
+      return Array(state.subscribers.values)
+    }
+    let error = FileStorageKeyError.watchUnavailable(
+      url: url, errno: code, checkingEvery: FileWatcher.fallbackInterval)
+    if !subscribers.isEmpty { Self.reportToStandardErrorOnce(error) }
+    subscribers.forEach { $0.failed(error) }
+    scheduleRefresh()
+  }
+
+  private static let reportedToStandardError = Atomic<Bool>(false)
+
+  private static func reportToStandardErrorOnce(_ error: FileStorageKeyError) {
+    guard !reportedToStandardError.exchange(true, ordering: .relaxed) else { return }
+    let advice = "raise fs.inotify.max_user_watches; reported once per process"
+    FileHandle.standardError.write(Data("Tether: \(error) (\(advice))\n".utf8))
+  }
+
+  private func unsubscribe(_ id: UInt64) {
+    let watches = state.withLock { state -> [CancelOnce] in
+      if let changes = state.subscribers[id]?.changes {
+        state.before[ObjectIdentifier(changes)] = nil
+      }
+      state.subscribers[id] = nil
+      guard state.subscribers.isEmpty else { return [] }
+      defer {
+        state.watches = []
+        state.reportedUnwatchable = false
+      }
+      return state.watches
+    }
+    watches.forEach { $0.cancel() }
+    flush()
+  }
+
+  /// The watcher saw the file change: look at it on the queue, unless it is the version this
+  /// process already knows (its own write, most often). Whatever comes after that version
+  /// brings its own event.
+  private func fileChanged() {
+    let (known, renaming) = state.withLock { ($0.disk, $0.renaming) }
+    let current = FileSystem.stat(path)
+    if known != .unknown, Self.matches(known, current) { return }
+    if let renaming, current == renaming { return }
+    scheduleRefresh()
+  }
+
+  private func scheduleRefresh() {
+    state.withLock { state in
+      guard !state.refreshScheduled else { return }
+      state.refreshScheduled = true
+      async { _ = self.refresh() }
+    }
+  }
+
+  /// Looks at the file and, if someone else changed it, cancels any pending write (their
+  /// change wins) and tells every subscriber. Runs on the queue.
+  ///
+  /// - Returns: Whether the file had changed.
+  @discardableResult
+  func refresh() -> Bool {
+    let known = state.withLock { state in
+      state.refreshScheduled = false
+      return state.disk
+    }
+    if Self.matches(known, FileSystem.stat(path)) { return false }
+    let listeners = state.withLock { Array($0.subscribers.values) }
+    let maximumSize = listeners.map(\.maximumSize).max() ?? FileStorageKeyDefaults.maximumFileSize
+    let contents: (Data, FileStat)?
+    do throws(FileSystemError) {
+      contents = try FileSystem.read(path, maximumSize: maximumSize)
+    } catch {
+      let failure = readError(error, limit: maximumSize)
+      listeners.forEach { $0.failed(failure) }
+      return false
+    }
+    let disk: Disk = contents.map { .present($0.1, Fingerprint($0.0)) } ?? .absent
+    if known == .unknown {
+      // Nothing was loaded before the watch started: this is the baseline, not a change.
+      record(disk)
+      return false
+    }
+    if case .present(_, let old) = known, case .present(_, let new) = disk, old == new {
+      // Same bytes, new identity (touched, or rewritten): the holders have this version.
+      state.withLock { state in
+        if state.seen == known { state.seen = disk }
+        state.disk = disk
+      }
+      return false
+    }
+    deliver(contents, disk: disk)
+    return true
+  }
+
+  /// Tells every holder what the file holds now, whatever they have: after a conflict, the
+  /// holders must end up with the file's value even when this process had already seen it.
+  func deliverCurrentFile() {
+    let maximumSize =
+      state.withLock { $0.subscribers.values.map(\.maximumSize).max() }
+      ?? FileStorageKeyDefaults.maximumFileSize
+    let contents: (Data, FileStat)?
+    do throws(FileSystemError) {
+      contents = try FileSystem.read(path, maximumSize: maximumSize)
+    } catch {
+      let failure = readError(error, limit: maximumSize)
+      state.withLock { Array($0.subscribers.values) }.forEach { $0.failed(failure) }
+      return
+    }
+    let disk: Disk = contents.map { .present($0.1, Fingerprint($0.0)) } ?? .absent
+    deliver(contents, disk: disk)
+  }
+
+  /// Records `disk`, drops any pending save (the file's version wins over it) and hands the
+  /// contents to every subscriber. Runs on the queue.
+  ///
+  /// Saves are judged against `seen`, which moves to the new version just before the holders
+  /// are told (after decoding, so the two are microseconds apart): a holder that reacts to the
+  /// change saves against the new version, never as a false conflict. A mutation made from
+  /// the old value whose save reaches the storage only after that point (its thread stalled
+  /// between `withLock` and the save while the change was delivered) is told apart by its
+  /// basis: each subscriber's `ExternalChanges` is counted before `seen` moves, and the
+  /// reference counts the change in the critical section that applies it.
+  func deliver(_ contents: (Data, FileStat)?, disk: Disk) {
+    let (subscribers, superseded, timer) = state.withLock { state in
+      state.disk = disk
+      defer {
+        state.pending = nil
+        state.trailingTimer = nil
+      }
+      return (Array(state.subscribers.values), state.pending, state.trailingTimer)
+    }
+    timer?.cancel()
+    // The external change wins over saves still waiting for their window.
+    let conflict = FileStorageKeyError.conflict(url: url)
+    superseded?.continuations.forEach { $0.resume(throwing: conflict) }
+    guard let (data, identity) = contents, !data.isEmpty else {
+      state.withLock { state in
+        Self.beginDeliveries(to: subscribers.map(\.changes), in: &state)
+        state.seen = state.disk
+      }
+      subscribers.forEach { $0.deleted() }
+      return
+    }
+    // Decode for everyone first, so telling the holders takes as little time as possible.
+    var actions: [@Sendable () -> Void] = []
+    var starting: [ExternalChanges?] = []
+    for subscriber in subscribers {
+      switch FileContents.interpret(
+        data, maximumSize: subscriber.maximumSize, decode: subscriber.prepare)
+      {
+      case .value(let deliver):
+        starting.append(subscriber.changes)
+        actions.append(deliver)
+      case .empty:
+        starting.append(subscriber.changes)
+        actions.append(subscriber.deleted)
+      case .tooLarge(let size):
+        let error = FileStorageKeyError.fileTooLarge(
+          url: url, size: size, limit: subscriber.maximumSize)
+        actions.append { subscriber.failed(error) }
+      case .undecodable(let error):
+        // Not moved aside yet: another process may be in the middle of writing it in place.
+        // The next write from this process moves it aside first.
+        state.withLock { $0.disk = .corrupt(identity) }
+        let failure = FileStorageKeyError.decodingFailed(
+          url: url, preservedAt: nil, underlying: error)
+        actions.append { subscriber.failed(failure) }
+      }
+    }
+    state.withLock { state in
+      Self.beginDeliveries(to: starting, in: &state)
+      state.seen = state.disk
+    }
+    actions.forEach { $0() }
+  }
+
+  /// Counts a delivery to each reference and remembers the version its holders had before
+  /// it, in the critical section that moves `seen`: a save made before the reference applies
+  /// the change is judged against that version, one made after against the new one.
+  private static func beginDeliveries(to references: [ExternalChanges?], in state: inout State) {
+    for case let changes? in references {
+      let count = changes.begin()
+      let id = ObjectIdentifier(changes)
+      state.before[id, default: [:]][count] = state.seen
+      if count > basisHistory { state.before[id]?[count - basisHistory] = nil }
+    }
+  }
+}
