@@ -115,6 +115,25 @@ import TetherRemoteConfig
     #expect(try await updates.waitForValues(1) == [ConfigUpdate(updatedKeys: ["welcome_title"])])
   }
 
+  @Test func afterThreeAttemptsTheNextPollIsAnOrdinaryFetch() async throws {
+    let firebase = try FirebaseFakeServer()
+    let (config, _) = try await Self.connected(firebase)
+    let before = firebase.fetchRequests.count
+    firebase.lagFetches(3)  // every attempt the announcement starts gets version 1
+    firebase.publish(["welcome_title": "Two"])
+    try await firebase.server.waitForRequests(before + 3, at: firebase.fetchPath)
+    _ = try? await config.fetch()  // joins the announcement's fetch while it runs
+    #expect(config[.welcomeTitle] == "One")
+    config.isStale = true
+    try await config.fetchAndActivate()
+    #expect(config[.welcomeTitle] == "Two")
+    let types = firebase.fetchRequests.dropFirst(before).map {
+      $0.header("X-Firebase-RC-Fetch-Type")
+    }
+    #expect(Array(types.prefix(3)) == ["REALTIME/1", "REALTIME/2", "REALTIME/3"])
+    #expect(types.last == "BASE/1")  // not delayed, not a fourth realtime attempt
+  }
+
   @Test func theSDKsDelayBeforeAFetchAfterAnAnnouncementIsHalfASecondToThreeSeconds() {
     let delay = FirebaseRealtimeSettings().announcementFetchDelay
     #expect(delay.delay(afterFailures: 1, random: 0) == .milliseconds(500))

@@ -293,17 +293,18 @@ public final class FirebaseConfigSource: CacheAttachedSource {
       }
       let result = try await fetchOnce(request, attempt: attempt)
       if case .modified = result { newest = result }
+      let lastAttempt = attempt >= FirebaseRealtimeSettings.announcementFetchAttempts
       let missing = state.withLock { state -> Bool in
         guard let target = state.realtimeTarget else { return false }
-        if state.knownVersion >= target {
+        // Reached, or given up after the last attempt as the SDKs do: later fetches are
+        // ordinary ones (polls), not delayed.
+        if state.knownVersion >= target || lastAttempt {
           state.realtimeTarget = nil
           return false
         }
         return true
       }
-      guard missing, attempt < FirebaseRealtimeSettings.announcementFetchAttempts,
-        !Task.isCancelled
-      else { return newest }
+      guard missing, !Task.isCancelled else { return newest }
       attempt += 1
     }
   }
