@@ -74,20 +74,32 @@ extension RemoteConfig {
 
   /// The raw value for a name with its source: the active remote value, else the default,
   /// else an empty string with source `.static` (as Firebase's `configValue(forKey:)`).
+  ///
+  /// A flag service's evaluation of the name comes with it whatever the source: a flag it
+  /// could not evaluate keeps the default, and its `errorCode` and `errorDetails` are in
+  /// ``ConfigValue/evaluation``.
   public func configValue(forKey name: String) -> ConfigValue {
     state.withLock { state in
+      let evaluation = state.active.evaluations[name]
       if let raw = state.active.entries[name] {
-        return ConfigValue(raw: raw, source: .remote, evaluation: state.active.evaluations[name])
+        return ConfigValue(raw: raw, source: .remote, evaluation: evaluation)
       }
-      if let raw = state.defaults[name] { return ConfigValue(raw: raw, source: .default) }
-      return ConfigValue(raw: .string(""), source: .static)
+      if let raw = state.defaults[name] {
+        return ConfigValue(raw: raw, source: .default, evaluation: evaluation)
+      }
+      return ConfigValue(raw: .string(""), source: .static, evaluation: evaluation)
     }
   }
 
   /// The raw value `config[key]` is read from, with its source: `.remote`, `.default` (from
-  /// `setDefaults` or the key's in-code default) or `.static`.
+  /// `setDefaults` or the key's in-code default) or `.static`, and the flag service's
+  /// evaluation of the key when there is one (also when it failed and the value is a default).
   public func configValue<Value>(for key: ConfigKey<Value>) -> ConfigValue {
-    decoded(key).resolve(key).origin
+    let origin = decoded(key).resolve(key).origin
+    guard let evaluation = state.withLock({ $0.active.evaluations[key.name] }) else {
+      return origin
+    }
+    return ConfigValue(raw: origin.raw, source: origin.source, evaluation: evaluation)
   }
 
   /// The names of the active remote entries.

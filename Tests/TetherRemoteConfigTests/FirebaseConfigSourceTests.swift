@@ -69,7 +69,7 @@ func firebaseSource(
     #expect(body["time_zone"] is String)
     let signals = try #require(body["custom_signals"] as? [String: Any])
     #expect(signals["plan"] as? String == "free")
-    #expect(signals["seats"] as? Int == 3)
+    #expect(signals["seats"] as? String == "3")  // a map of strings, as every SDK sends it
     #expect(config.configValue(forKey: "max_items").source == .remote)
     #expect(config.configValue(forKey: "max_items").stringValue == "20")
     #expect(version == 1)
@@ -296,6 +296,28 @@ func firebaseSource(
     #expect(config[.theme] == .dark)
     let failed = Set(config.decodeErrors.map(\.key))
     #expect(failed == ["max_items", "new_checkout"])
+  }
+
+  @Test func a200CarryingAnErrorIsAFailedFetchNotAnEmptyTemplate() async throws {
+    let firebase = try FirebaseFakeServer()
+    firebase.publish(Self.entries)
+    let config = RemoteConfig(source: firebaseSource(firebase))
+    try await config.fetchAndActivate()
+    firebase.server.inject(
+      .status(
+        200,
+        body: #"{"error":{"code":403,"message":"Permission denied.","status":"PERMISSION_DENIED"}}"#
+      ),
+      at: firebase.fetchPath)
+    config.isStale = true
+    let expected = RemoteConfigError.source(
+      FirebaseConfigSourceError.serviceError(
+        code: 403, status: "PERMISSION_DENIED", message: "Permission denied."))
+    await #expect(throws: expected) { try await config.fetchAndActivate() }
+    #expect(config.lastFetchStatus == .failure)
+    #expect(config.lastError == expected)
+    #expect(config.activeKeys == Set(Self.entries.keys))  // not emptied
+    #expect(config[.welcomeTitle] == "Hello")
   }
 
   @Test func aBadAPIKeyIsAClearError() async throws {

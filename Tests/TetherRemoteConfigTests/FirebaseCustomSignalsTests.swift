@@ -37,6 +37,53 @@ import TetherRemoteConfig
     #expect(firebase.fetchRequests.last?.header("If-None-Match")?.hasPrefix("etag-") == true)
   }
 
+  @Test func numericSignalsAreSentAsStringsAndMatchNumericConditions() async throws {
+    let firebase = try FirebaseFakeServer()
+    let veteran = FirebaseFakeServer.Condition(
+      signal: "level", equals: "5", values: ["max_items": "99"])
+    let beta = FirebaseFakeServer.Condition(
+      signal: "ratio", equals: "0.25", values: ["welcome_title": "Beta"])
+    firebase.publish(["max_items": "20", "welcome_title": "Hi"], conditions: [veteran, beta])
+    let source = firebaseSource(firebase, customSignals: ["level": 5, "ratio": 0.25])
+    let config = RemoteConfig(source: source)
+    // Google's service answers 400 to a number here: the fetch must succeed.
+    try await config.fetchAndActivate()
+    #expect(config[.maxItems] == 99)
+    #expect(config[.welcomeTitle] == "Beta")
+    let signals = try #require(firebase.fetchBody()?["custom_signals"] as? [String: Any])
+    #expect(signals["level"] as? String == "5")
+    #expect(signals["ratio"] as? String == "0.25")
+
+    try source.setCustomSignals(["level": .double(4)])
+    try await config.fetchAndActivate()
+    #expect(config[.maxItems] == 20)
+    #expect((firebase.fetchBody()?["custom_signals"] as? [String: Any])?["level"] as? String == "4")
+    #expect(config.lastError == nil)
+  }
+
+  @Test func theFakeRejectsANonStringSignalAsGooglesServiceDoes() async throws {
+    let firebase = try FirebaseFakeServer()
+    firebase.publish(["max_items": "20"])
+    // A conforming fetch first, to hold a valid installation token.
+    try await RemoteConfig(source: firebaseSource(firebase)).fetchAndActivate()
+    let fetch = try #require(firebase.fetchRequests.first)
+    var body = try #require(firebase.fetchBody(0))
+    body["custom_signals"] = ["level": 5]
+    let json = try JSONSerialization.data(withJSONObject: body)
+    let client = try LoopbackClient(port: firebase.server.port)
+    defer { client.close() }
+    let head =
+      "POST \(firebase.fetchPath)?key=\(firebase.apiKey) HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+      + "Content-Type: application/json\r\nContent-Length: \(json.count)\r\n"
+      + "X-Goog-Firebase-Installations-Auth: "
+      + "\(fetch.header("X-Goog-Firebase-Installations-Auth") ?? "")\r\n"
+      + "Connection: close\r\n\r\n"
+    try client.send(Data(head.utf8) + json)
+    let response = try await client.readResponse()
+    #expect(response.head.status == 400)
+    #expect(String(decoding: response.body, as: UTF8.self).contains("INVALID_ARGUMENT"))
+  }
+
   @Test func nullRemovesASignal() async throws {
     let firebase = try FirebaseFakeServer()
     firebase.publish(["max_items": "20"], conditions: [Self.proPlan])

@@ -3,6 +3,10 @@ import TestSupport
 import Testing
 import TetherRemoteConfig
 
+extension ConfigKeys {
+  fileprivate static let rolloutPercent = ConfigKey<Int>("rollout_percent", default: 5)
+}
+
 @Suite struct OFREPConfigSourceTests {
   static func responder() -> OFREPResponder {
     let flags = OFREPResponder(bearerToken: "t0ken")
@@ -41,6 +45,57 @@ import TetherRemoteConfig
     let context = body?["context"] as? [String: Any]
     #expect(context?["targetingKey"] as? String == "user-42")
     #expect(context?["plan"] as? String == "pro")
+  }
+
+  @Test func aFlagTheServiceCouldNotEvaluateKeepsTheDefaultAndShowsTheError() async throws {
+    let server = try TestHTTPServer()
+    let flags = Self.responder()
+    flags.setRolloutFlag("rollout_percent", value: "40")
+    server.serve(flags)
+    // No targetingKey in the context: the rollout cannot be evaluated.
+    let config = RemoteConfig(
+      source: OFREPConfigSource(
+        baseURL: server.baseURL, context: ["plan": .string("pro")],
+        headers: ["Authorization": "Bearer t0ken"]))
+    try await config.fetchAndActivate()
+    #expect(config[.rolloutPercent] == 5)
+
+    let byName = config.configValue(forKey: "rollout_percent")
+    #expect(byName.source == .static)
+    #expect(byName.reason == "ERROR")
+    #expect(byName.evaluation?.errorCode == "TARGETING_KEY_MISSING")
+    #expect(byName.evaluation?.errorDetails?.contains("targetingKey") == true)
+    let byKey = config.configValue(for: .rolloutPercent)
+    #expect(byKey.source == .default)
+    #expect(byKey.raw == .int(5))
+    #expect(byKey.evaluation == byName.evaluation)
+    // A default from setDefaults keeps the evaluation too.
+    try config.setDefaults(["rollout_percent": 10])
+    #expect(
+      config.configValue(forKey: "rollout_percent").evaluation?.errorCode
+        == "TARGETING_KEY_MISSING")
+    #expect(config[.rolloutPercent] == 10)
+    // A flag that was evaluated has its evaluation on both lookups as well.
+    #expect(config.configValue(for: .newCheckout).variant == "on")
+    #expect(config.configValue(for: .newCheckout).source == .remote)
+    let theme = config.configValue(for: .theme)
+    #expect(theme.evaluation?.errorCode == "GENERAL")
+    #expect(theme.raw == .string("light"))
+  }
+
+  @Test func aTargetingKeyLetsTheRolloutEvaluate() async throws {
+    let server = try TestHTTPServer()
+    let flags = Self.responder()
+    flags.setRolloutFlag("rollout_percent", value: "40")
+    server.serve(flags)
+    let config = RemoteConfig(
+      source: OFREPConfigSource(
+        baseURL: server.baseURL, context: ["targetingKey": .string("user-42")],
+        headers: ["Authorization": "Bearer t0ken"]))
+    try await config.fetchAndActivate()
+    #expect(config[.rolloutPercent] == 40)
+    #expect(config.configValue(for: .rolloutPercent).reason == "SPLIT")
+    #expect(config.configValue(for: .rolloutPercent).evaluation?.errorCode == nil)
   }
 
   @Test func anUnchangedEvaluationIsA304AndAChangeArrivesByPolling() async throws {

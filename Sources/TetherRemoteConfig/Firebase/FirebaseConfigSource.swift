@@ -103,7 +103,8 @@ public final class FirebaseConfigSource: CacheAttachedSource {
   ///   - appID: The app ID (`appId`).
   ///   - namespace: The Remote Config namespace; default `firebase`.
   ///   - customSignals: Signals for the template's custom-signal conditions (strings or
-  ///     numbers); invalid ones are left out (``setCustomSignals(_:)`` reports them).
+  ///     numbers, sent as strings as the SDKs do); invalid ones are left out
+  ///     (``setCustomSignals(_:)`` reports them).
   ///   - app: App metadata sent with every fetch.
   ///   - realtime: Settings for the realtime connection; `nil` (the default) only polls.
   ///   - throttleBackoff: The first back-off after a throttling answer, in seconds.
@@ -145,6 +146,9 @@ public final class FirebaseConfigSource: CacheAttachedSource {
   /// Merges `signals` into the custom signals (a `.null` value removes that signal); the next
   /// fetch sends them, ignoring the ETag and the ``RemoteConfig``'s minimum fetch interval.
   ///
+  /// Firebase's `customSignals` is a map of strings: as every SDK, the source sends a number
+  /// as its decimal text (`5` as `"5"`), and numeric conditions still compare it as a number.
+  ///
   /// ```swift
   /// try source.setCustomSignals(["plan": "pro", "beta_opt_in": .null])
   /// try await config.fetchAndActivate()   // goes to the server now
@@ -180,6 +184,17 @@ public final class FirebaseConfigSource: CacheAttachedSource {
       return state.markStale
     }
     markStale?()
+  }
+
+  /// A signal as the SDKs send it: a string as is, a number as its decimal text.
+  static func signalText(_ value: JSONValue) -> String {
+    switch value {
+    case .string(let text): text
+    case .int(let number): String(number)
+    case .double(let number):
+      number == number.rounded() && abs(number) < 1e15 ? String(Int64(number)) : String(number)
+    default: value.jsonText
+    }
   }
 
   private static func problem(with value: JSONValue) -> String? {
@@ -266,22 +281,39 @@ public final class FirebaseConfigSource: CacheAttachedSource {
     var attempt = 1
     var newest = ConfigFetchResult.notModified
     while true {
+      // A realtime announcement asks for a version a lagging backend may not serve yet: as
+      // the SDKs, each of its (at most 3) fetches goes after a random delay of up to a few
+      // seconds, until the fetched template reaches the announced version.
+      if let delay = announcementFetchDelay() {
+        do {
+          try await Task.sleep(for: delay)
+        } catch {
+          return newest
+        }
+      }
       let result = try await fetchOnce(request, attempt: attempt)
       if case .modified = result { newest = result }
-      // A realtime announcement asks for a version a lagging backend may not serve yet: try
-      // a few more times, shortly.
+      let lastAttempt = attempt >= FirebaseRealtimeSettings.announcementFetchAttempts
       let missing = state.withLock { state -> Bool in
         guard let target = state.realtimeTarget else { return false }
-        if state.knownVersion >= target {
+        // Reached, or given up after the last attempt as the SDKs do: later fetches are
+        // ordinary ones (polls), not delayed.
+        if state.knownVersion >= target || lastAttempt {
           state.realtimeTarget = nil
           return false
         }
         return true
       }
-      guard missing, attempt < 3, !Task.isCancelled else { return newest }
+      guard missing, !Task.isCancelled else { return newest }
       attempt += 1
-      try? await Task.sleep(for: .milliseconds(Int.random(in: 20...200)))
     }
+  }
+
+  /// The wait before a fetch that follows a realtime announcement; `nil` for other fetches.
+  private func announcementFetchDelay() -> Duration? {
+    guard let realtime, state.withLock({ $0.realtimeTarget != nil }) else { return nil }
+    let backoff = realtime.announcementFetchDelay
+    return backoff.delay(afterFailures: 1) ?? backoff.maximum
   }
 
   private func fetchOnce(
@@ -333,7 +365,9 @@ public final class FirebaseConfigSource: CacheAttachedSource {
     fields["app_instance_id_token"] = .string(installation.authToken)
     fields["app_id"] = .string(appID)
     fields["sdk_version"] = .string(Self.sdkVersion)
-    fields["custom_signals"] = .object(signals)
+    // Every SDK sends the signals as a map of strings (numbers as their decimal text), and
+    // Firebase rejects any other JSON type with 400.
+    fields["custom_signals"] = .object(signals.mapValues { .string(Self.signalText($0)) })
     let data = JSONValue.object(fields).jsonData()
     state.withLock { state in
       state.fetchBody = FetchBody(
@@ -370,6 +404,19 @@ public final class FirebaseConfigSource: CacheAttachedSource {
         throw RemoteConfigError.malformedJSON("a Firebase fetch answer is a JSON object")
       }
       object = parsed
+      // A 200 that carries an error object is a failed fetch (the iOS SDK checks for it), not
+      // an empty template.
+      if case .object(let error)? = object["error"] {
+        throw RemoteConfigError.source(
+          FirebaseConfigSourceError.serviceError(
+            code: Self.templateVersion(error["code"]),
+            status: error["status"].flatMap {
+              if case .string(let text) = $0 { text } else { nil }
+            },
+            message: error["message"].flatMap {
+              if case .string(let text) = $0 { text } else { nil }
+            }))
+      }
       if object["state"] == .string("INSTANCE_STATE_UNSPECIFIED") { status = 500 }
       if object["state"] == .string("NO_CHANGE") { status = 304 }
     }
@@ -384,7 +431,7 @@ public final class FirebaseConfigSource: CacheAttachedSource {
             afterFailures: state.throttleCount,
             retryAfter: response.retryAfter.map { .milliseconds(Int64($0 * 1000)) })
           ?? backoff.maximum
-        let wait = Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18
+        let wait = delay.timeInterval
         state.throttledUntil = now.addingTimeInterval(wait)
         let error: RemoteConfigError =
           status == 429

@@ -21,7 +21,16 @@ import TetherHTTP
 ///   304 and costs no decoding.
 /// - Every successfully evaluated flag becomes an entry with its value; its variant, reason
 ///   and metadata are in ``ConfigValue/evaluation``. A flag the service could not evaluate
-///   (an `errorCode` in the response) has no entry, so lookups use the default.
+///   (an `errorCode` in the response) has no entry, so lookups use the default; its
+///   evaluation (reason `ERROR`, the `errorCode` and `errorDetails`) is still on the value that
+///   `configValue(forKey:)` and `configValue(for:)` return:
+///
+///   ```swift
+///   let rollout = config.configValue(for: .rolloutPercent)
+///   rollout.source                   // .default
+///   rollout.evaluation?.errorCode    // "TARGETING_KEY_MISSING"
+///   rollout.evaluation?.errorDetails // the service's explanation
+///   ```
 /// - 400 (a bulk evaluation failure such as `INVALID_CONTEXT`) is
 ///   ``RemoteConfigError/unexpectedStatus(_:)``; 401/403, 429 (with `Retry-After`) and 5xx
 ///   behave as for ``HTTPConfigSource``. The transport is TetherHTTP's, with its limits.
@@ -105,6 +114,8 @@ public final class OFREPConfigSource: RemoteConfigSource {
       if case .object(let metadata)? = fields["metadata"] { evaluation.metadata = metadata }
       if case .string(let code)? = fields["errorCode"] { evaluation.errorCode = code }
       if case .string(let details)? = fields["errorDetails"] { evaluation.errorDetails = details }
+      // OpenFeature's reason for a failed evaluation, when the service leaves it out.
+      if evaluation.errorCode != nil, evaluation.reason == nil { evaluation.reason = "ERROR" }
       evaluations[key] = evaluation
       if evaluation.errorCode == nil, let value = fields["value"] { entries[key] = value }
     }

@@ -94,9 +94,26 @@ extension FirebaseFakeServer {
         else {
           return Self.error(400, "app_instance_id is required", "INVALID_ARGUMENT")
         }
+        // `customSignals` is a map of strings: Google's service rejects any other JSON type
+        // (a number, a boolean) with 400, as every SDK sends numbers as their decimal text.
+        let rawSignals = body["custom_signals"] ?? [String: Any]()
+        guard let signalObject = rawSignals as? [String: Any] else {
+          return Self.error(400, "Invalid value at 'custom_signals'", "INVALID_ARGUMENT")
+        }
+        var signals: [String: String] = [:]
+        for (key, value) in signalObject {
+          // JSONSerialization gives NSNumber for numbers and booleans, which bridge to String
+          // only through a cast that fails: only real strings pass.
+          guard let text = value as? String, !(value is NSNumber) else {
+            return Self.error(
+              400,
+              "Invalid value at 'custom_signals[\(key)]' (type.googleapis.com/"
+                + "google.protobuf.StringValue), \(value)", "INVALID_ARGUMENT")
+          }
+          signals[key] = text
+        }
         fetch = ParsedFetch(
-          fid: fid, bodyToken: body["app_instance_id_token"] as? String,
-          signals: ((body["custom_signals"] as? [String: Any]) ?? [:]).mapValues { "\($0)" })
+          fid: fid, bodyToken: body["app_instance_id_token"] as? String, signals: signals)
         state.withLock { $0.lastFetch = (request.body, fetch) }
       }
       let fid = fetch.fid
@@ -118,7 +135,8 @@ extension FirebaseFakeServer {
         }
         let matching = template.conditions.indices.filter { index in
           let condition = template.conditions[index]
-          return signals[condition.signal] == condition.equals
+          return signals[condition.signal].map { Self.signal($0, matches: condition.equals) }
+            ?? false
         }
         var entries = template.entries
         var decided = Set<String>()
@@ -153,6 +171,13 @@ extension FirebaseFakeServer {
             "personalizationMetadata": [String: Any](), "experimentDescriptions": [Any](),
           ], etag: etag)
       }
+    }
+
+    /// A condition on a signal compares numerically when both sides are numbers (`"5"` matches
+    /// `"5.0"`), as the service's numeric operators do, and as text otherwise.
+    static func signal(_ value: String, matches expected: String) -> Bool {
+      if let number = Double(value), let target = Double(expected) { return number == target }
+      return value == expected
     }
 
     /// What decides a fetch's entries, and so its ETag.

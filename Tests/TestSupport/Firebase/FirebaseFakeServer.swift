@@ -5,6 +5,10 @@ import Foundation
 /// (ETag, `NO_CHANGE` or 304, template versions, conditions on custom signals), and the
 /// realtime stream (`latestTemplateVersionNumber`, `featureDisabled`, `retryIntervalSeconds`).
 ///
+/// It is as strict as Google's service where a client could get it wrong: a custom signal
+/// that is not a string is 400 `INVALID_ARGUMENT`, and the realtime stream is served at the
+/// project *number*'s path (the project ID's is 404), as the SDKs address it.
+///
 /// ```swift
 /// let firebase = try FirebaseFakeServer()
 /// firebase.publish(["welcome_title": "Hi", "max_items": "20"],
@@ -16,8 +20,8 @@ import Foundation
 /// All methods are thread-safe.
 public final class FirebaseFakeServer: Sendable {
   /// A conditional value: when the fetch's custom signal `signal` equals `equals` (compared as
-  /// text), `values` replace the template's defaults. The first matching condition wins per
-  /// key.
+  /// numbers when both are numbers, as text otherwise), `values` replace the template's
+  /// defaults. The first matching condition wins per key.
   public struct Condition: Sendable, Equatable {
     /// The custom signal's name.
     public var signal: String
@@ -73,6 +77,8 @@ public final class FirebaseFakeServer: Sendable {
   public let apiKey = "fake-api-key"
   /// The project ID.
   public let projectID = "demo-project"
+  /// The project number, the second field of ``appID``.
+  public let projectNumber = "1234567890"
   /// The app ID (its project number is 1234567890).
   public let appID = "1:1234567890:web:fakeapp"
   /// The namespace served.
@@ -91,6 +97,11 @@ public final class FirebaseFakeServer: Sendable {
     }
     server.setHandler(at: fetchPath) { request in backend.fetch(request, apiKey: apiKey) }
     server.injectPersistently(.stream(backend.state.withLock { $0.realtime }), at: realtimePath)
+    // The realtime service names the project by its number, in the path as in the body (the
+    // SDKs send the number in both); the project ID's path is not a resource there.
+    server.setHandler(at: realtimePathByProjectID) { _ in
+      Backend.error(404, "Requested entity was not found.", "NOT_FOUND")
+    }
   }
 
   /// Stops the server.
@@ -107,8 +118,12 @@ public final class FirebaseFakeServer: Sendable {
   }
   /// The fetch path.
   public var fetchPath: String { "/v1/projects/\(projectID)/namespaces/\(namespace):fetch" }
-  /// The realtime stream's path.
+  /// The realtime stream's path, with the project number as the SDKs send it.
   public var realtimePath: String {
+    "/v1/projects/\(projectNumber)/namespaces/\(namespace):streamFetchInvalidations"
+  }
+  /// The realtime path with the project ID instead of the number: 404, as no SDK uses it.
+  public var realtimePathByProjectID: String {
     "/v1/projects/\(projectID)/namespaces/\(namespace):streamFetchInvalidations"
   }
 

@@ -42,6 +42,8 @@ public final class OFREPResponder: Sendable {
     var targeting: [Rule]
     var metadata: [String: String]
     var errorCode: String?
+    var errorDetails = "evaluation failed"
+    var needsTargetingKey = false
   }
 
   private let flags = LockedState<[String: Flag]>([:])
@@ -71,11 +73,24 @@ public final class OFREPResponder: Sendable {
     }
   }
 
-  /// Makes `key` fail its evaluation with `errorCode` (such as `GENERAL`).
-  public func failFlag(_ key: String, errorCode: String) {
+  /// Makes `key` fail its evaluation with `errorCode` (such as `GENERAL` or
+  /// `TARGETING_KEY_MISSING`) and `details` as its `errorDetails`.
+  public func failFlag(_ key: String, errorCode: String, details: String = "evaluation failed") {
     flags.withLock {
       $0[key] = Flag(
-        variants: [:], defaultVariant: "", targeting: [], metadata: [:], errorCode: errorCode)
+        variants: [:], defaultVariant: "", targeting: [], metadata: [:], errorCode: errorCode,
+        errorDetails: details)
+    }
+  }
+
+  /// Defines a flag that needs a `targetingKey` in the context (a percentage rollout): without
+  /// one its evaluation fails with `TARGETING_KEY_MISSING`, as flagd's does; with one it is
+  /// `value` (JSON text), reason `SPLIT`.
+  public func setRolloutFlag(_ key: String, value: String) {
+    flags.withLock {
+      $0[key] = Flag(
+        variants: ["rollout": value], defaultVariant: "rollout", targeting: [], metadata: [:],
+        needsTargetingKey: true)
     }
   }
 
@@ -117,10 +132,16 @@ public final class OFREPResponder: Sendable {
   private static func evaluate(_ key: String, _ flag: Flag, context: [String: Any]) -> [String: Any]
   {
     if let errorCode = flag.errorCode {
-      return ["key": key, "errorCode": errorCode, "errorDetails": "evaluation failed"]
+      return ["key": key, "errorCode": errorCode, "errorDetails": flag.errorDetails]
+    }
+    if flag.needsTargetingKey, (context["targetingKey"] as? String)?.isEmpty ?? true {
+      return [
+        "key": key, "errorCode": "TARGETING_KEY_MISSING",
+        "errorDetails": "flag \(key) needs a targetingKey in the evaluation context",
+      ]
     }
     var variant = flag.defaultVariant
-    var reason = flag.targeting.isEmpty ? "STATIC" : "DEFAULT"
+    var reason = flag.needsTargetingKey ? "SPLIT" : flag.targeting.isEmpty ? "STATIC" : "DEFAULT"
     for rule in flag.targeting where context[rule.attribute].map({ "\($0)" }) == rule.equals {
       variant = rule.variant
       reason = "TARGETING_MATCH"

@@ -3,13 +3,14 @@ import Tether
 import TetherHTTP
 
 /// The realtime stream of one ``FirebaseConfigSource``: `streamFetchInvalidations`, kept open
-/// and reopened with back-off for as long as a ``RemoteConfig`` watches the source.
+/// and reopened for as long as a ``RemoteConfig`` watches the source.
 ///
 /// Each `latestTemplateVersionNumber` newer than the config's version calls `onChange`, which
 /// makes the config fetch (the source then fetches until that version arrives) and activate.
-/// `featureDisabled` ends realtime (state ``FirebaseRealtimeState/disabled``);
-/// `retryIntervalSeconds` sets the least wait before the next connection. Unlike the official
-/// SDKs, it never gives up after a number of failures: it keeps reconnecting (at most
+/// `featureDisabled` ends realtime (state ``FirebaseRealtimeState/disabled``), and so does a
+/// status that cannot be retried (``FirebaseRealtimeState/stopped(_:)``); when to reconnect
+/// otherwise is ``RealtimeReconnection``'s decision. Unlike the official SDKs, it never gives
+/// up after a number of retryable failures: it keeps reconnecting (at most
 /// ``FirebaseRealtimeSettings/maximumBackoff`` apart) and says so in the state.
 final class FirebaseRealtimeConnection: Sendable {
   private let source: FirebaseConfigSource
@@ -42,70 +43,73 @@ final class FirebaseRealtimeConnection: Sendable {
 
   private func run() async {
     await source.pendingAttach.withLock { $0 }?.value
-    var failures = 0
-    var retryInterval: Double = 0
+    var schedule = RealtimeReconnection(backoff: settings.reconnectionBackoff)
     while !Task.isCancelled {
       source.setRealtimeState(.connecting)
-      var reason: RemoteConfigError?
+      let outcome: RealtimeReconnection.Outcome
       do {
-        if try await connectAndListen(failures: &failures, retryInterval: &retryInterval) {
-          source.setRealtimeState(.disabled)
-          return
-        }
+        outcome = try await connectAndListen(&schedule)
       } catch is CancellationError {
         return
-      } catch let error as RemoteConfigError {
-        reason = error
       } catch {
-        reason = RemoteConfigError(error)
+        // Installations failures and network failures before the stream opened.
+        outcome = .failed(RemoteConfigError(error))
       }
       if Task.isCancelled { return }
-      failures += 1
-      let backoff = Backoff(
-        initial: .milliseconds(Int64(min(settings.initialBackoff, 1e9) * 1000)),
-        maximum: .milliseconds(Int64(min(settings.maximumBackoff, 1e9) * 1000)),
-        jitter: .equal)
-      let ceiling = backoff.delay(afterFailures: failures) ?? backoff.maximum
-      let wait = max(
-        retryInterval,
-        Double(ceiling.components.seconds) + Double(ceiling.components.attoseconds) / 1e18)
-      source.setRealtimeState(
-        .waitingToReconnect(
-          until: Date().addingTimeInterval(wait), failures: failures, reason: reason))
-      do {
-        try await Task.sleep(for: .milliseconds(Int64(wait * 1000)))
-      } catch {
+      switch schedule.next(after: outcome, now: Date()) {
+      case .stop(let state):
+        source.setRealtimeState(state)
         return
+      case .reconnect(let wait, let failures, let reason):
+        source.setRealtimeState(
+          .waitingToReconnect(
+            until: Date().addingTimeInterval(wait.timeInterval), failures: failures, reason: reason)
+        )
+        do {
+          try await Task.sleep(for: wait)
+        } catch {
+          return
+        }
       }
     }
   }
 
-  /// Opens the stream and reads it until it ends; resets `failures` once it is open and sets
-  /// `retryInterval` when the server sends one (kept even when the stream then drops).
-  ///
-  /// - Returns: `true` when the server disabled realtime.
+  /// Opens the stream and reads it until it ends, telling `schedule` when it opened and what
+  /// `retryIntervalSeconds` the server sent.
   private func connectAndListen(
-    failures: inout Int, retryInterval: inout Double
-  ) async throws -> Bool {
+    _ schedule: inout RealtimeReconnection
+  ) async throws -> RealtimeReconnection.Outcome {
     var installation = try await source.installations.installation()
     var response = try await open(installation)
-    if response.status == 401 || response.status == 403 {
+    // One new token for a 401 (an expired or revoked token), as the SDKs do; a 403 is the
+    // project's answer (the Realtime API disabled, a restricted key): a new token cannot help.
+    if response.status == 401 {
       installation = try await source.installations.installation(
         rejecting: installation.authToken)
       response = try await open(installation)
     }
     guard response.status == 200 else {
-      throw FirebaseConfigSource.error(status: response.status, retryAfter: nil)
+      let error = FirebaseConfigSource.error(status: response.status, retryAfter: nil)
+      return RealtimeReconnection.isRetryable(status: response.status)
+        ? .failed(error) : .refused(error)
     }
-    failures = 0
+    schedule.connected()
     source.setRealtimeState(.connected)
     var parser = RealtimeMessageParser()
     do {
       for try await chunk in response.body {
         for message in parser.feed(chunk) {
-          if message["featureDisabled"] == .bool(true) { return true }
+          if message["featureDisabled"] == .bool(true) { return .disabled }
+          if case .object(let error)? = message["error"] {
+            // A 200 whose body is an error object: the status inside decides, as for a
+            // refused connection.
+            let status = Self.number(error["code"]).map { Int(exactly: $0) ?? 0 } ?? 0
+            let reason = FirebaseConfigSource.error(status: status, retryAfter: nil)
+            return RealtimeReconnection.isRetryable(status: status)
+              ? .ended(reason) : .refused(reason)
+          }
           if let seconds = Self.number(message["retryIntervalSeconds"]) {
-            retryInterval = min(max(0, seconds), 24 * 60 * 60)
+            schedule.retryInterval(seconds: seconds, at: Date())
           }
           if let version = Self.number(message["latestTemplateVersionNumber"]),
             version.isFinite, version >= 0, version < 1e15,
@@ -117,15 +121,18 @@ final class FirebaseRealtimeConnection: Sendable {
       }
     } catch {
       if Task.isCancelled { throw CancellationError() }
-      throw RemoteConfigError.connectionFailed("the realtime stream dropped: \(error)")
+      return .ended(.connectionFailed("the realtime stream dropped: \(error)"))
     }
-    return false
+    return .ended(nil)
   }
 
   private func open(_ installation: FirebaseInstallation) async throws -> HTTPStreamingResponse {
     let (version, etag) = source.realtimeBasis
+    // The SDKs name the project by its number in both the path and the body (Android and JS
+    // take it from the app ID, iOS from the GCM sender ID, which is the same number).
+    let project = Self.projectNumber(appID: source.appID) ?? source.projectID
     let body: JSONValue = .object([
-      "project": .string(Self.projectNumber(appID: source.appID) ?? source.projectID),
+      "project": .string(project),
       "namespace": .string(source.namespace),
       "lastKnownVersionNumber": .string(String(version)),
       "appId": .string(source.appID),
@@ -134,7 +141,7 @@ final class FirebaseRealtimeConnection: Sendable {
     ])
     let url = FirebaseEndpoints.url(
       source.endpoints.realtime,
-      "/v1/projects/\(FirebaseEndpoints.escape(source.projectID))/namespaces/"
+      "/v1/projects/\(FirebaseEndpoints.escape(project))/namespaces/"
         + "\(FirebaseEndpoints.escape(source.namespace)):streamFetchInvalidations",
       query: [("key", source.apiKey)])
     var request = HTTPRequest(method: .post, url: url, body: body.jsonData())
@@ -172,29 +179,68 @@ final class FirebaseRealtimeConnection: Sendable {
   }
 }
 
-/// Cuts the realtime body into its JSON objects, as the SDKs do: the text from a `{` to the
-/// next `}` (the server's messages are flat objects inside an endless array).
+/// Cuts the realtime body into its JSON objects: each top-level object of the endless array
+/// the server streams (the SDKs take the text from a `{` to the matching `}`). Braces inside
+/// strings do not count, and an error object (`{"error": {…}}`) arrives whole.
 struct RealtimeMessageParser {
   /// A message larger than this is dropped, so a hostile stream cannot grow memory.
   static let limit = 64 << 10
   private var buffer = Data()
+  /// Where the scan of `buffer` stopped, and the nesting and string state there.
+  private var scanned = 0
+  private var depth = 0
+  private var inString = false
+  private var escaped = false
 
   mutating func feed(_ chunk: Data) -> [[String: JSONValue]] {
     buffer.append(chunk)
     var messages: [[String: JSONValue]] = []
-    while let open = buffer.firstIndex(of: UInt8(ascii: "{")) {
-      guard let close = buffer[open...].firstIndex(of: UInt8(ascii: "}")) else {
-        buffer.removeSubrange(buffer.startIndex..<open)
-        if buffer.count > Self.limit { buffer.removeAll() }
-        return messages
+    var start: Int? = depth > 0 ? 0 : nil
+    var index = scanned
+    let bytes = [UInt8](buffer)
+    while index < bytes.count {
+      let byte = bytes[index]
+      if depth == 0 {
+        if byte == UInt8(ascii: "{") {
+          depth = 1
+          start = index
+        }
+      } else if inString {
+        if escaped {
+          escaped = false
+        } else if byte == UInt8(ascii: "\\") {
+          escaped = true
+        } else if byte == UInt8(ascii: "\"") {
+          inString = false
+        }
+      } else if byte == UInt8(ascii: "\"") {
+        inString = true
+      } else if byte == UInt8(ascii: "{") {
+        depth += 1
+      } else if byte == UInt8(ascii: "}") {
+        depth -= 1
+        if depth == 0, let open = start {
+          if case .object(let object)? = try? JSONValue(parsing: Data(bytes[open...index])) {
+            messages.append(object)
+          }
+          start = nil
+        }
       }
-      if case .object(let object)? = try? JSONValue(parsing: Data(buffer[open...close])) {
-        messages.append(object)
-      }
-      buffer.removeSubrange(buffer.startIndex...close)
+      index += 1
     }
-    // No `{` left: what remains is separators (`[`, `,`, white space).
-    buffer.removeAll()
+    // Keep only the unfinished message (separators between messages are dropped).
+    if let open = start, depth > 0 {
+      if bytes.count - open > Self.limit {
+        buffer.removeAll()
+        (scanned, depth, inString, escaped) = (0, 0, false, false)
+      } else {
+        buffer = Data(bytes[open...])
+        scanned = bytes.count - open
+      }
+    } else {
+      buffer.removeAll()
+      scanned = 0
+    }
     return messages
   }
 }
