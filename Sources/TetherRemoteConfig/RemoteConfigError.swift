@@ -58,7 +58,8 @@ public enum RemoteConfigError: Error, CustomStringConvertible {
     switch self {
     case .notConfigured: "remote config has no source; call configure(source:) first"
     case .unauthorized(let status):
-      "the config server refused the credentials (HTTP \(status)); polling stopped"
+      "the config server refused the credentials (HTTP \(status)); polling, if it was running, "
+        + "stops until the value is fetched again"
     case .throttled(let status, let retryAfter):
       "the config server is throttling requests (HTTP \(status))" + Self.after(retryAfter)
     case .serverError(let status, let retryAfter):

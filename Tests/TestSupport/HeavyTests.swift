@@ -26,9 +26,15 @@ public struct HeavyTestTrait: TestTrait, SuiteTrait, TestScoping {
   public func provideScope(
     for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
   ) async throws {
+    // A test marked heavy inside a heavy suite gets two scopes; the inner one runs inside
+    // the turn the outer one holds (waiting for it again would wait forever).
+    if HeavyTurn.isHeld {
+      try await function()
+      return
+    }
     await HeavyTurn.shared.acquire()
     defer { HeavyTurn.shared.release() }
-    try await function()
+    try await HeavyTurn.$isHeld.withValue(true) { try await function() }
   }
 }
 
@@ -40,6 +46,9 @@ extension Trait where Self == HeavyTestTrait {
 /// One turn, handed over in the order it was asked for.
 final class HeavyTurn: Sendable {
   static let shared = HeavyTurn()
+
+  /// Whether the current task runs inside the turn.
+  @TaskLocal static var isHeld = false
 
   private struct State {
     var taken = false

@@ -102,7 +102,7 @@ import TetherHTTP
 
   // Guards: a thread per stream (200 SSE streams ran 205 threads) and sockets left open after
   // the streams were cancelled. Measured in a second process that does nothing else.
-  @Test(.heavy) func twoHundredStreamsShareAFewThreadsAndCloseEverySocket() async throws {
+  @Test func twoHundredStreamsShareAFewThreadsAndCloseEverySocket() async throws {
     let server = try EventFanoutServer(event: "hello")
     let probe = try ChildProcess(
       ["sse-streams", server.url(for: "/events").absoluteString, "200"],

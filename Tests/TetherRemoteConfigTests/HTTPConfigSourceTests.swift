@@ -1,6 +1,7 @@
 import Foundation
 import TestSupport
 import Testing
+import TetherHTTP
 import TetherRemoteConfig
 
 /// One way a fetch can fail, and what the config must report for it.
@@ -59,6 +60,18 @@ struct FaultCase: Sendable, CustomTestStringConvertible {
     },
     FaultCase(name: "connection refused", fault: nil, status: .failure) {
       if case .connectionFailed = $0 { return true } else { return false }
+    },
+    // An answer that arrived but cannot be read is not "could not reach the config source".
+    FaultCase(
+      name: "a body in a coding it cannot read",
+      fault: .rawResponse(
+        "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 2\r\n\r\nxx"),
+      status: .failure
+    ) {
+      guard case .source(let error) = $0, case .undecodable? = error as? HTTPError else {
+        return false
+      }
+      return !$0.description.contains("could not reach")
     },
     FaultCase(name: "body cut off", fault: .truncatedBody(sending: 10), status: .failure) {
       if case .truncatedBody(_, 10) = $0 { return true } else { return false }

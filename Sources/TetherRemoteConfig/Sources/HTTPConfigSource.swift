@@ -172,7 +172,11 @@ extension RemoteConfigError {
       case 500..<600: self = .serverError(status: status, retryAfter: retryAfter)
       default: self = .unexpectedStatus(status)
       }
-    default: self = .connectionFailed(error.description)
+    case .cancelled: self = .connectionFailed(error.description)
+    default:
+      // An answer that arrived but cannot be used (a coding it cannot read, a redirect it may
+      // not follow, a request it refused to send) is the source's failure, not a connection's.
+      self = .source(error)
     }
   }
 }
