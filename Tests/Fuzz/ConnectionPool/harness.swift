@@ -8,6 +8,7 @@
 // and at the end, once every connection is brought up and every exchange finished, every
 // request that was not abandoned has its answer.
 
+/// libFuzzer's entry point: checks the properties above for one input.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
   let bytes = Array(UnsafeRawBufferPointer(start: start, count: count))

@@ -12,6 +12,7 @@ import Foundation
 // - carry the method unchanged and every header value unchanged, so no value can smuggle a
 //   line, and the body exactly, with a `Content-Length` equal to its size.
 
+/// libFuzzer's entry point: checks the properties above for one input.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
   let bytes = Array(UnsafeRawBufferPointer(start: start, count: count))
