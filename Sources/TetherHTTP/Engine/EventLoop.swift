@@ -117,6 +117,9 @@ final class EventLoop: @unchecked Sendable {
 
   private func run() {
     threadID.withLock { $0 = pthread_self() }
+    // Foundation names a Thread for itself only; the kernel's name is what `top`, `perf` and
+    // /proc show.
+    KernelThreadName.set(name)
     let wakeToken: UInt64 = 0
     poller.set(wakeRead, token: wakeToken, read: true, write: false)
     var events: [PollerEvent] = []

@@ -166,3 +166,26 @@ struct EngineFailure: Error, CustomStringConvertible {
   let description: String
   init(_ description: String) { self.description = description }
 }
+
+/// Names the calling thread for the kernel (what `top`, `perf` and `/proc/self/task/*/comm`
+/// show; at most 15 bytes), through `pthread_setname_np` found with `dlsym` (the toolchain's
+/// Glibc module does not export it). Does nothing where it is missing.
+enum KernelThreadName {
+  private typealias SetName = @convention(c) (pthread_t, UnsafePointer<CChar>) -> Int32
+
+  private static let setName: SetName? = {
+    #if os(Linux)
+    guard let handle = dlopen(nil, RTLD_NOW), let symbol = dlsym(handle, "pthread_setname_np")
+    else { return nil }
+    return unsafeBitCast(symbol, to: SetName.self)
+    #else
+    return nil
+    #endif
+  }()
+
+  static func set(_ name: String) {
+    guard let setName else { return }
+    let short = String(decoding: name.utf8.prefix(15), as: UTF8.self)
+    _ = short.withCString { setName(pthread_self(), $0) }
+  }
+}

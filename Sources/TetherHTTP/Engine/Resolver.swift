@@ -64,6 +64,7 @@ final class Resolver: Sendable {
   }
 
   private func run() {
+    KernelThreadName.set("Tether resolver")
     while true {
       // A semaphore on a thread of our own: this thread exists to wait.
       signal.wait()
