@@ -66,6 +66,23 @@ import TetherHTTP
     #expect(resource.acceptedWrites == 0)
   }
 
+  // Guards: after a 412, saveError stayed set even once a later `update` had succeeded.
+  @Test func aSuccessfulUpdateClearsTheConflictOfAnEarlierSave() async throws {
+    let server = try TestHTTPServer()
+    defer { server.stop() }
+    let resource = WritableResource(json(Item(id: 1, name: "one")))
+    server.serve(resource, at: "/items/1")
+    @Shared(Self.key(HTTPClient(baseURL: server.baseURL))) var item = Item(id: 0, name: "default")
+    try await waitUntil("the loaded value") { item.name == "one" }
+    resource.replace(with: json(Item(id: 1, name: "theirs")))
+    $item.withLock { $0.name = "mine" }
+    try await waitUntil("the conflict") { $item.saveError != nil }
+    try await $item.update { $0.name = "merged" }
+    #expect($item.saveError == nil)
+    #expect(item.name == "merged")
+    #expect(resource.document.text.contains("merged"))
+  }
+
   @Test func withoutAnyValidatorASaveFailsUnlessTheKeyOptedIntoLastWriterWins() async throws {
     let server = try TestHTTPServer()
     defer { server.stop() }

@@ -462,6 +462,17 @@ final class Reference<Value: Sendable>: MutableReference {
     if changed { notifyObservation(ObservedProperties.saveError) }
   }
 
+  /// Clears `saveError` after a successful `update`, as a successful save does.
+  func clearSaveError() {
+    let changed = state.withLock { state -> Bool in
+      guard state.saveError != nil else { return false }
+      state.saveError = nil
+      state.saveResultSequence = state.saveSequence
+      return true
+    }
+    if changed { notifyObservation(ObservedProperties.saveError) }
+  }
+
   func save() async throws {
     guard savesToKey else { return }
     try await withCheckedThrowingContinuation {
@@ -509,6 +520,9 @@ final class Reference<Value: Sendable>: MutableReference {
           continuation: UpdateContinuation(observer: observer) { result in
             if case .success(let stored) = result {
               self.apply(stored, clearingLoadError: false, onlyIfVersion: nil, endLoading: false)
+              // The update stored a value: an earlier save's failure no longer describes the
+              // storage (a conflict once reported stuck after a later successful update).
+              self.clearSaveError()
             }
             continuation.resume(with: result.map { _ in })
           })
