@@ -72,8 +72,11 @@ public struct Backoff: Sendable, Hashable {
   /// capped at ``maximum``), or `nil` when the back-off gives up (more than
   /// ``maximumFailures``).
   ///
-  /// - Parameter random: A value in `0...1` that places the wait under its ceiling; the
-  ///   default draws one (tests pass their own).
+  /// - Parameters:
+  ///   - failures: Consecutive failures so far (0: healthy).
+  ///   - retryAfter: How long the server asked to wait, if it did.
+  ///   - random: A value in `0...1` that places the wait under its ceiling; the default draws
+  ///     one (tests pass their own).
   public func delay(
     afterFailures failures: Int, retryAfter: Duration? = nil,
     random: Double = Double.random(in: 0...1)
