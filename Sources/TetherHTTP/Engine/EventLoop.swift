@@ -26,8 +26,8 @@ protocol EventLoopHandler: AnyObject {
 /// Loops come from ``EventLoopGroup/shared``: a small fixed set of threads for the whole
 /// process, whatever the number of requests and streams.
 final class EventLoop: @unchecked Sendable {
-  // @unchecked Sendable: `inbox` is a `Lock`; `wakePending` is atomic; every other stored
-  // property is touched only on `thread` (checked by `assertInLoop` in debug builds).
+  // @unchecked Sendable: `inbox`, `wakePending` and `threadID` are `Lock`s; every other stored
+  // property is touched only on `thread`, the loop itself.
   private let inbox = Lock<[@Sendable () -> Void]>([])
   private let wakeRead: Int32
   private let wakeWrite: Int32
