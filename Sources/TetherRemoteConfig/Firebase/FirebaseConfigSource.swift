@@ -264,7 +264,10 @@ public final class FirebaseConfigSource: CacheAttachedSource {
 
   /// Fetches the template's values for this installation, its signals and app metadata.
   public func fetch(_ request: ConfigFetchRequest) async throws -> ConfigFetchResult {
-    await pendingAttach.withLock { $0 }?.value
+    if let attaching = pendingAttach.withLock({ $0 }) {
+      await attaching.value
+      pendingAttach.withLock { if $0 == attaching { $0 = nil } }
+    }
     let now = Date()
     let throttled = state.withLock { state -> RemoteConfigError? in
       if let number = request.previousVersion?.number {
@@ -319,7 +322,12 @@ public final class FirebaseConfigSource: CacheAttachedSource {
   private func fetchOnce(
     _ request: ConfigFetchRequest, attempt: Int
   ) async throws -> ConfigFetchResult {
-    var installation = try await installations.installation()
+    var installation: FirebaseInstallation
+    if let valid = installations.validInstallation() {
+      installation = valid
+    } else {
+      installation = try await installations.installation()
+    }
     var tokenRefreshed = false
     while true {
       let (body, generation, ignoreETag, realtimeFetch) = fetchBody(for: installation)

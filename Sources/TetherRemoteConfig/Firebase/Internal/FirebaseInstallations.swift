@@ -30,7 +30,12 @@ actor FirebaseInstallations {
 
   private var fileURL: URL?
   private var loaded = false
-  private var current: FirebaseInstallation?
+  private var current: FirebaseInstallation? {
+    didSet { ready.withLock { $0 = current } }
+  }
+  /// ``current`` once loaded, readable without a hop onto the actor: a fetch with a valid
+  /// token (nearly every fetch) takes it from here.
+  private nonisolated let ready = Lock<FirebaseInstallation?>(nil)
   private var pending: Task<FirebaseInstallation, any Error>?
 
   init(apiKey: String, projectID: String, appID: String, root: URL) {
@@ -48,10 +53,20 @@ actor FirebaseInstallations {
     guard url != fileURL else { return }
     fileURL = url
     loaded = false
+    ready.withLock { $0 = nil }
   }
 
   /// The FID, when the installation is known.
   var fid: String? { current?.fid }
+
+  /// The loaded installation when its token is valid for at least ``expiryBuffer``, without
+  /// waiting for the actor; `nil` sends the caller to ``installation(rejecting:)``.
+  nonisolated func validInstallation() -> FirebaseInstallation? {
+    guard let installation = ready.withLock({ $0 }),
+      installation.authTokenExpiry.timeIntervalSinceNow > Self.expiryBuffer
+    else { return nil }
+    return installation
+  }
 
   /// A registered installation with a token valid for at least ``expiryBuffer``.
   ///
@@ -65,6 +80,7 @@ actor FirebaseInstallations {
     if let current, current.authToken != rejectedToken,
       current.authTokenExpiry.timeIntervalSinceNow > Self.expiryBuffer
     {
+      ready.withLock { $0 = current }
       return current
     }
     let existing = current
