@@ -25,9 +25,10 @@ let package = Package(
     // The one HTTP layer: only this module imports FoundationNetworking.
     .target(name: "TetherHTTP", dependencies: ["Streams", "Tether"]),
     .target(name: "TetherRemoteConfig", dependencies: ["Streams", "Tether", "TetherHTTP"]),
+    // TetherRemoteConfig: for `EtcdConfigSource` (a `RemoteConfigSource`) and `JSONValue`.
     .target(
       name: "TetherEtcd", dependencies: ["Streams", "Tether", "TetherHTTP", "TetherRemoteConfig"]),
-    .target(name: "TetherTesting", dependencies: ["Streams", "Tether", "TetherRemoteConfig"]),
+    .target(name: "TetherTesting", dependencies: ["Tether"]),
 
     .executableTarget(
       name: "Tour",
@@ -68,11 +69,11 @@ let package = Package(
     // The second real process that cross-process tests launch.
     .executableTarget(
       name: "tether-test-child",
-      dependencies: ["Tether", "TetherRemoteConfig"],
+      dependencies: ["Tether"],
       path: "Tests/TestChild"
     ),
 
-    .testTarget(name: "StreamsTests", dependencies: ["Streams", "TetherTesting", "TestSupport"]),
+    .testTarget(name: "StreamsTests", dependencies: ["Streams", "TestSupport"]),
     .testTarget(
       name: "TetherTests",
       dependencies: ["Streams", "Tether", "TetherTesting", "TestSupport", "tether-test-child"]
@@ -86,17 +87,17 @@ let package = Package(
     .testTarget(
       name: "TetherHTTPTests",
       dependencies: [
-        "Streams", "Tether", "TetherHTTP", "TetherRemoteConfig", "TetherTesting", "TestSupport",
-        "tether-http-probe",
+        "Streams", "Tether", "TetherHTTP", "TetherRemoteConfig", "TestSupport", "tether-http-probe",
       ]
     ),
     .testTarget(
       name: "TetherRemoteConfigTests",
-      dependencies: ["Streams", "Tether", "TetherRemoteConfig", "TetherTesting", "TestSupport"]
+      dependencies: ["Streams", "Tether", "TetherHTTP", "TetherRemoteConfig", "TestSupport"]
     ),
     // The second real process TetherEtcdTests launch (updaters, lease holders).
     .executableTarget(
-      name: "tether-etcd-child", dependencies: ["Tether", "TetherEtcd"], path: "Tests/EtcdChild"),
+      name: "tether-etcd-child", dependencies: ["Streams", "Tether", "TetherEtcd"],
+      path: "Tests/EtcdChild"),
     .testTarget(
       name: "TetherEtcdTests",
       dependencies: [

@@ -121,10 +121,14 @@ final class Resolver: Sendable {
   }
 }
 
-#if canImport(Glibc) || canImport(Musl)
+// Glibc imports SOCK_STREAM as an enum case; Musl and Darwin as an Int32 macro.
+#if canImport(Glibc)
 let socketStreamType = Int32(SOCK_STREAM.rawValue)
-let sendNoSignal = Int32(MSG_NOSIGNAL)
 #else
 let socketStreamType = SOCK_STREAM
+#endif
+#if canImport(Glibc) || canImport(Musl)
+let sendNoSignal = Int32(MSG_NOSIGNAL)
+#else
 let sendNoSignal: Int32 = 0
 #endif
