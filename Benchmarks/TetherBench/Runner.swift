@@ -3,6 +3,8 @@ import Foundation
 struct BenchOptions {
   var quick = false
   var filters: [String] = []
+  /// Exact ids to run without their baselines (`--only`), for a profiler.
+  var only: [String] = []
   var tsv = false
 
   static func parse(_ arguments: [String]) -> BenchOptions {
@@ -14,6 +16,9 @@ struct BenchOptions {
       case "--filter":
         guard let prefix = iterator.next() else { usage("--filter needs a prefix") }
         options.filters.append(prefix)
+      case "--only":
+        guard let id = iterator.next() else { usage("--only needs a scenario id") }
+        options.only.append(id)
       case "--format":
         guard let format = iterator.next(), format == "tsv" || format == "table" else {
           usage("--format takes tsv or table")
@@ -30,10 +35,12 @@ struct BenchOptions {
     if let problem { FileHandle.standardError.write(Data("tether-bench: \(problem)\n".utf8)) }
     print(
       """
-      usage: tether-bench [--quick] [--filter PREFIX]... [--format table|tsv]
+      usage: tether-bench [--quick] [--filter PREFIX]... [--only ID]... [--format table|tsv]
         --quick          few samples (a smoke run)
         --filter PREFIX  run only scenarios whose id starts with PREFIX (repeatable);
                          the baselines they compare with run too
+        --only ID        run exactly this scenario, without its baseline (repeatable):
+                         for a profiler such as `perf record`
         --format tsv     id, median_ns, p90_ns, baseline_id, ratio separated by tabs
       """)
     exit(problem == nil ? 0 : 2)
@@ -88,6 +95,7 @@ struct BenchRunner {
 
   /// The scenarios the filters select, plus the baselines they name, in declaration order.
   func select(_ benchmarks: [Benchmark]) -> [Benchmark] {
+    if !options.only.isEmpty { return benchmarks.filter { options.only.contains($0.id) } }
     guard !options.filters.isEmpty else { return benchmarks }
     var wanted = Set(
       benchmarks.filter { b in options.filters.contains { b.id.hasPrefix($0) } }.map(\.id))

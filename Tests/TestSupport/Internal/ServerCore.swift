@@ -54,7 +54,11 @@ final class ServerCore: Sendable {
     }
   }
 
-  var isStopped: Bool { state.withLock { $0.isStopped } }
+  /// `State.isStopped`, readable without the lock: every connection thread checks it per
+  /// request, and taking the shared lock for it made the threads queue on each other.
+  private let stopped = Atomic<Bool>(false)
+
+  var isStopped: Bool { stopped.load(ordering: .acquiring) }
 
   private func acceptLoop() {
     defer {
@@ -113,6 +117,7 @@ final class ServerCore: Sendable {
     let open = state.withLock { state -> [OpenConnection]? in
       guard !state.isStopped else { return nil }
       state.isStopped = true
+      stopped.store(true, ordering: .releasing)
       return Array(state.openConnections.values)
     }
     guard let open else { return }

@@ -102,11 +102,17 @@ struct Socket: Sendable, Hashable {
 
   /// Reads up to `maximum` bytes; an empty result means the peer closed its side.
   func receive(maximum: Int = 65_536) throws -> [UInt8] {
-    var buffer = [UInt8](repeating: 0, count: maximum)
     while true {
-      let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, maximum, 0) }
-      if count >= 0 { return Array(buffer[..<count]) }
-      if errno != EINTR { throw SocketError(operation: "recv", code: errno) }
+      // Received straight into an uninitialized array: zeroing 64 KiB and copying the bytes
+      // out again cost more than the rest of a keep-alive request.
+      var failure: Int32 = 0
+      let bytes = [UInt8](unsafeUninitializedCapacity: maximum) { buffer, count in
+        let received = recv(descriptor, buffer.baseAddress, maximum, 0)
+        count = max(0, received)
+        if received < 0 { failure = errno }
+      }
+      if failure == 0 { return bytes }
+      if failure != EINTR { throw SocketError(operation: "recv", code: failure) }
     }
   }
 
