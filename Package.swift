@@ -27,7 +27,8 @@ let package = Package(
     .target(name: "TetherRemoteConfig", dependencies: ["Streams", "Tether", "TetherHTTP"]),
     .target(
       name: "TetherEtcd", dependencies: ["Streams", "Tether", "TetherHTTP", "TetherRemoteConfig"]),
-    .target(name: "TetherTesting", dependencies: ["Streams", "Tether", "TetherRemoteConfig"]),
+    .target(
+      name: "TetherTesting", dependencies: ["Tether", "TetherHTTP", "TetherRemoteConfig", "TetherEtcd"]),
 
     .executableTarget(
       name: "Tour",
