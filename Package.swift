@@ -101,7 +101,7 @@ let package = Package(
     .testTarget(
       name: "TetherEtcdTests",
       dependencies: [
-        "Streams", "Tether", "TetherEtcd", "TetherRemoteConfig", "TestSupport",
+        "Streams", "Tether", "TetherEtcd", "TetherRemoteConfig", "TetherTesting", "TestSupport",
         "tether-etcd-child",
       ]
     ),
