@@ -101,8 +101,8 @@ let package = Package(
     .testTarget(
       name: "TetherEtcdTests",
       dependencies: [
-        "Streams", "Tether", "TetherEtcd", "TetherRemoteConfig", "TetherTesting", "TestSupport",
-        "tether-etcd-child",
+        "Streams", "Tether", "TetherEtcd", "TetherHTTP", "TetherRemoteConfig", "TetherTesting",
+        "TestSupport", "tether-etcd-child",
       ]
     ),
     .testTarget(
