@@ -23,9 +23,45 @@ extension SharedStorage {
   }
 }
 
-/// An isolated scope's `UserDefaults`: a suite with a unique name that Tether never
-/// synchronizes, so nothing of it reaches the disk.
+/// An isolated scope's `UserDefaults`.
 private final class EphemeralDefaults: Sendable {
-  let defaults = SendableDefaults(
-    UserDefaults(suiteName: "tether-isolated-\(UUID().uuidString)") ?? UserDefaults())
+  let defaults = SendableDefaults(EphemeralUserDefaults())
+}
+
+/// A `UserDefaults` whose entries live only in memory.
+///
+/// Not a plain suite that is never synchronized: swift-corelibs-foundation flushes every
+/// changed suite to `~/.config` when any store synchronizes (seen with Swift 6.3), so an
+/// isolated scope's values would reach the disk. Every entry point that reads or writes is
+/// overridden; the typed accessors (`bool(forKey:)`, `set(_:forKey:)` for an `Int`, …) go
+/// through them.
+private final class EphemeralUserDefaults: UserDefaults {
+  // `entries` is only touched while `lock` is held (`SendableDefaults` carries the store
+  // across threads); the values are property-list values, which nothing mutates once stored.
+  private let lock = NSLock()
+  private var entries: [String: Any] = [:]
+
+  init() {
+    // A suite no file exists for: the base class reads nothing of the user's.
+    super.init(suiteName: "tether-isolated-\(UUID().uuidString)")!
+  }
+
+  override func object(forKey defaultName: String) -> Any? {
+    lock.withLock { entries[defaultName] }
+  }
+
+  override func set(_ value: Any?, forKey defaultName: String) {
+    guard let value else { return removeObject(forKey: defaultName) }
+    lock.withLock { entries[defaultName] = value }
+  }
+
+  override func removeObject(forKey defaultName: String) {
+    _ = lock.withLock { entries.removeValue(forKey: defaultName) }
+  }
+
+  override func dictionaryRepresentation() -> [String: Any] {
+    lock.withLock { entries }
+  }
+
+  override func synchronize() -> Bool { true }
 }
