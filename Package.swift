@@ -28,7 +28,8 @@ let package = Package(
     .target(
       name: "TetherEtcd", dependencies: ["Streams", "Tether", "TetherHTTP", "TetherRemoteConfig"]),
     .target(
-      name: "TetherTesting", dependencies: ["Tether", "TetherHTTP", "TetherRemoteConfig", "TetherEtcd"]),
+      name: "TetherTesting",
+      dependencies: ["Tether", "TetherHTTP", "TetherRemoteConfig", "TetherEtcd"]),
 
     .executableTarget(
       name: "Tour",

@@ -58,8 +58,11 @@ private struct HandlerTransport: Transport {
           body.finish(nil)
         } catch {
           body.finish(
-            (error as? HTTPError) ?? (error is CancellationError ? .cancelled : .unreachable(
-              url: HTTPError.redacted(request.url), reason: "\(error)")))
+            (error as? HTTPError)
+              ?? (error is CancellationError
+                ? .cancelled
+                : .unreachable(
+                  url: HTTPError.redacted(request.url), reason: "\(error)")))
         }
       }
     }

@@ -77,10 +77,11 @@ public final class HTTPStubTransport: Sendable {
 
     /// A `text/event-stream` answer that sends `events`, then ends the stream.
     public static func events(_ events: [ServerSentEvent], status: Int = 200) -> Self {
-      .events(AsyncStream { continuation in
-        for event in events { continuation.yield(event) }
-        continuation.finish()
-      }, status: status)
+      .events(
+        AsyncStream { continuation in
+          for event in events { continuation.yield(event) }
+          continuation.finish()
+        }, status: status)
     }
 
     /// A `text/event-stream` answer that sends each event `events` yields, as it yields it,
@@ -91,8 +92,7 @@ public final class HTTPStubTransport: Sendable {
     /// server.on(.get, "/prices", .events(events))
     /// push.yield(ServerSentEvent(data: #"{"price": 3}"#))
     /// ```
-    public static func events(_ events: AsyncStream<ServerSentEvent>, status: Int = 200) -> Self
-    {
+    public static func events(_ events: AsyncStream<ServerSentEvent>, status: Int = 200) -> Self {
       Self(kind: .events(status: status, events))
     }
 

@@ -95,7 +95,9 @@ import TetherTesting
     try await waitUntil("the refused version was seen") { $stale.loadError != nil }
 
     $stale.withLock { $0 = "stale change" }
-    try await waitUntil("a conflict") { ($stale.saveError as? EtcdError) == .conflict(key: "/note") }
+    try await waitUntil("a conflict") {
+      ($stale.saveError as? EtcdError) == .conflict(key: "/note")
+    }
     #expect(etcd.stored("/note") == "newer (another machine)")
   }
 
@@ -178,7 +180,8 @@ import TetherTesting
     @Shared(.etcd("/value", in: real)) var value = 5
     try await waitUntil("the real cluster's failure") { $value.loadError != nil }
     guard case .unavailable? = $value.loadError as? EtcdError else {
-      Issue.record("expected the real cluster to be unavailable, got \(String(describing: $value.loadError))")
+      Issue.record(
+        "expected the real cluster to be unavailable, got \(String(describing: $value.loadError))")
       return
     }
     #expect(etcd.revision == 1)

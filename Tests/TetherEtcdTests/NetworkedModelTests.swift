@@ -36,7 +36,9 @@ struct ShopModel {
   }
 }
 
-@Test(.isolatedSharedState) func aModelWithAnHTTPKeyAnEtcdKeyAndAFlagIsTestedWithoutAnyServer() async throws {
+@Test(.isolatedSharedState) func aModelWithAnHTTPKeyAnEtcdKeyAndAFlagIsTestedWithoutAnyServer()
+  async throws
+{
   // The API: canned answers, recorded requests.
   let server = HTTPStubTransport()
   server.on(.get, "/status", .json(ShopStatus(open: true)))

@@ -156,6 +156,7 @@ extension SharedReaderKey {
   public static func appStorage<Value: RawRepresentable & Sendable>(
     _ key: String, store: UserDefaults? = nil
   ) -> Self where Value.RawValue == String, Self == AppStorageKey<Value?> {
-    AppStorageKey(key, store: store, lookup: .optional(AppStorageLookup<Value>.rawString(Value.self)))
+    AppStorageKey(
+      key, store: store, lookup: .optional(AppStorageLookup<Value>.rawString(Value.self)))
   }
 }

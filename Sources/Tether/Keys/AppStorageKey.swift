@@ -103,9 +103,12 @@ public struct AppStorageKey<Value: Sendable>: SharedKey, CustomStringConvertible
     if store.synchronize() {
       continuation.resume()
     } else {
-      continuation.resume(throwing: CocoaError(.fileWriteUnknown, userInfo: [
-        NSLocalizedDescriptionKey: "UserDefaults could not write \(description)"
-      ]))
+      continuation.resume(
+        throwing: CocoaError(
+          .fileWriteUnknown,
+          userInfo: [
+            NSLocalizedDescriptionKey: "UserDefaults could not write \(description)"
+          ]))
     }
   }
 }

@@ -157,9 +157,11 @@ package final class EtcdMemoryStore: Sendable {
 
   private static func revoke(_ state: inout State, _ id: Int64) {
     guard let lease = state.leases.removeValue(forKey: id) else { return }
-    write(&state, lease.keys.sorted { $0.lexicographicallyPrecedes($1) }.map {
-      .delete($0, rangeEnd: nil)
-    })
+    write(
+      &state,
+      lease.keys.sorted { $0.lexicographicallyPrecedes($1) }.map {
+        .delete($0, rangeEnd: nil)
+      })
   }
 
   private static func inRange(_ key: Data, _ start: Data, _ end: Data?) -> Bool {
@@ -282,7 +284,8 @@ package final class EtcdMemoryStore: Sendable {
           path == "/v3/kv/put"
           ? puts
           : EtcdWire.objects(body, succeeded ? "success" : "failure").compactMap(Self.operation)
-        for case .put(_, _, let lease) in operations where lease != 0 && state.leases[lease] == nil {
+        for case .put(_, _, let lease) in operations where lease != 0 && state.leases[lease] == nil
+        {
           return Self.failure(400, code: 5, "etcdserver: requested lease not found")
         }
         let outcomes = Self.write(&state, operations)
