@@ -92,7 +92,7 @@ import TetherTesting
 
   @Test(.heavy) func latencyBeyondTheClientTimeoutIsATimeout() async throws {
     let server = HTTPStubTransport()
-    server.on(.get, "/items/1", .json(Item(id: 1, name: "slow")).delayed(by: .seconds(5)))
+    server.on(.get, "/items/1", .json(Item(id: 1, name: "slow")).delayed(by: .seconds(60)))
     server.on(.get, "/items/2", .json(Item(id: 2, name: "quick")).delayed(by: .milliseconds(20)))
     let client = HTTPClient(
       baseURL: Self.base, timeout: .milliseconds(200), retryPolicy: .none, transport: server)
@@ -100,14 +100,15 @@ import TetherTesting
     let started = ContinuousClock.now
     do {
       _ = try await client.send(Catalog.item, ItemPath(id: "1"))
-      Issue.record("a 5 s answer beat a 200 ms timeout")
+      Issue.record("a 60 s answer beat a 200 ms timeout")
     } catch {
       guard case .timedOut = error else {
         Issue.record("expected a timeout, got \(error)")
         return
       }
     }
-    #expect(ContinuousClock.now - started < .seconds(3))
+    // The timeout cut the wait short; the bound is loose for a machine busy with other tests.
+    #expect(ContinuousClock.now - started < .seconds(30))
     #expect(try await client.send(Catalog.item, ItemPath(id: "2")).name == "quick")
   }
 
