@@ -27,6 +27,7 @@ let package = Package(
     .target(name: "TetherRemoteConfig", dependencies: ["Streams", "Tether", "TetherHTTP"]),
     .target(
       name: "TetherEtcd", dependencies: ["Streams", "Tether", "TetherHTTP", "TetherRemoteConfig"]),
+    // Exactly the modules it imports: the trait, and the stand-ins for networked keys.
     .target(
       name: "TetherTesting",
       dependencies: ["Tether", "TetherHTTP", "TetherRemoteConfig", "TetherEtcd"]),
