@@ -6,7 +6,7 @@ import TetherRemoteConfig
 /// source is ever fetched.
 ///
 /// Under `.isolatedSharedState` (or `withSharedStorage(.isolated)`), a key declared as
-/// `.remoteConfig(.newCheckout)` — on ``RemoteConfig/shared`` or any other config — reads the
+/// `.remoteConfig(.newCheckout)` — on `RemoteConfig.shared` or any other config — reads the
 /// scope's stand-in for that config. The stand-in starts with the real config's defaults and
 /// no fetched values; what the test sets becomes active at once, and holders update as they
 /// would after an activation:
