@@ -28,7 +28,10 @@ let package = Package(
     // TetherRemoteConfig: for `EtcdConfigSource` (a `RemoteConfigSource`) and `JSONValue`.
     .target(
       name: "TetherEtcd", dependencies: ["Streams", "Tether", "TetherHTTP", "TetherRemoteConfig"]),
-    .target(name: "TetherTesting", dependencies: ["Tether"]),
+    // Exactly the modules it imports: the trait, and the stand-ins for networked keys.
+    .target(
+      name: "TetherTesting",
+      dependencies: ["Tether", "TetherHTTP", "TetherRemoteConfig", "TetherEtcd"]),
 
     .executableTarget(
       name: "Tour",
@@ -101,8 +104,8 @@ let package = Package(
     .testTarget(
       name: "TetherEtcdTests",
       dependencies: [
-        "Streams", "Tether", "TetherEtcd", "TetherRemoteConfig", "TestSupport",
-        "tether-etcd-child",
+        "Streams", "Tether", "TetherEtcd", "TetherHTTP", "TetherRemoteConfig", "TetherTesting",
+        "TestSupport", "tether-etcd-child",
       ]
     ),
     .testTarget(

@@ -62,9 +62,14 @@ public final class SharedStorage: Sendable {
 
   @TaskLocal static var taskLocal = SharedStorage.process
 
+  /// Whether this is an isolated scope (a test's), not ``process``: networked strategies in
+  /// TetherEtcd and TetherRemoteConfig then stand in for their servers.
+  package var isIsolated: Bool { self !== SharedStorage.process }
+
   /// A per-scope value of type `T` for strategies that need scope-wide state (for example
-  /// default directories), created by `make` on first use.
-  func scopedValue<T: Sendable>(_: T.Type = T.self, make: () -> T) -> T {
+  /// default directories, or the in-memory stand-ins of networked keys), created by `make` on
+  /// first use.
+  package func scopedValue<T: Sendable>(_: T.Type = T.self, make: () -> T) -> T {
     if let found = scopedValues.withLock({ $0[ObjectIdentifier(T.self)] }) as? T {
       return found
     }

@@ -17,9 +17,13 @@ public struct RemoteConfigKey<Value: ConfigValueRepresentable>: SharedReaderKey 
   public let key: ConfigKey<Value>
 
   /// Creates a key for `key` in `config`.
+  ///
+  /// In an isolated scope (`.isolatedSharedState`, `withSharedStorage(.isolated)`) the key reads
+  /// the scope's stand-in for `config` instead: the values the test sets with TetherTesting's
+  /// `RemoteConfigTestValues`, never the network.
   public init(_ key: ConfigKey<Value>, in config: RemoteConfig = .shared) {
     self.key = key
-    self.config = config
+    self.config = config.forCurrentScope
   }
 
   /// The config instance and the key.
@@ -51,6 +55,7 @@ extension SharedReaderKey {
   public static func remoteConfig<Value>(
     _ key: ConfigKey<Value>, in config: RemoteConfig = .shared
   ) -> Self where Self == RemoteConfigKey<Value>.Default {
-    RemoteConfigKey(key, in: config)[default: config[key]]
+    let readKey = RemoteConfigKey(key, in: config)
+    return readKey[default: readKey.config[key]]
   }
 }

@@ -5,6 +5,7 @@ import Foundation
 let commands = supportCommands.merging(fileCommands) { first, _ in first }
   .merging(updateCommands) { first, _ in first }
   .merging(isolationCommands) { first, _ in first }
+  .merging(appStorageCommands) { first, _ in first }
 let arguments = Array(CommandLine.arguments.dropFirst())
 guard let name = arguments.first, let command = commands[name] else {
   FileHandle.standardError.write(

@@ -31,6 +31,9 @@ import Tether
 /// - Offline: the value stays, failures are reported (`saveError`, `loadError`), and the
 ///   newest pending value is written, with the same conflict check, once the cluster answers.
 ///   `saveError` keeps the failure until the next save succeeds.
+/// - Tests: in an isolated scope (`.isolatedSharedState`, `withSharedStorage(.isolated)`) the
+///   key never reaches `cluster`: it lives on the scope's in-memory cluster, with the same
+///   semantics (TetherTesting's `InMemoryEtcd`), unless the test asked for the real one.
 public struct EtcdKey<Value: Sendable>: SharedKey, AtomicSharedKey {
   /// The key's identity: the cluster and the key.
   public struct ID: Hashable, Sendable {
@@ -57,8 +60,9 @@ public struct EtcdKey<Value: Sendable>: SharedKey, AtomicSharedKey {
     self.cluster = cluster
     self.lease = lease
     self.writePolicy = writePolicy
+    // In an isolated scope (a test's), the scope's in-memory stand-in for the cluster.
     store = EtcdKeyStore(
-      cluster: cluster, name: key, decode: decode, encode: encode, lease: lease,
+      cluster: cluster.forCurrentScope, name: key, decode: decode, encode: encode, lease: lease,
       lastWriterWins: writePolicy == .lastWriterWins)
   }
 

@@ -65,6 +65,9 @@ final class RequestExecutor: Sendable {
 
   let engine: SocketEngine?
   private let urlSession = Lock<URLSessionTransport?>(nil)
+  /// A transport that carries every request instead (a test's stub; see
+  /// `HTTPClient+Exchange.swift`), installed right after the client is created.
+  let replacement = Lock<(any Transport)?>(nil)
   let policy: Policy
   var maximumRedirects: Int { policy.maximumRedirects }
   /// Lower-cased names of the headers stripped on a cross-origin redirect.
@@ -99,6 +102,7 @@ final class RequestExecutor: Sendable {
   }
 
   private func transport(for url: URL) -> any Transport {
+    if let replacement = replacement.withLock({ $0 }) { return replacement }
     if let engine, url.scheme?.lowercased() == "http" { return engine }
     return urlSession.withLock { transport in
       if let transport { return transport }

@@ -1,0 +1,176 @@
+import Foundation
+
+/// A key for a value stored in `UserDefaults`, as swift-sharing's `.appStorage`.
+///
+/// Create one with `.appStorage(_:store:)`:
+///
+/// ```swift
+/// @Shared(.appStorage("hasSeenOnboarding")) var hasSeenOnboarding = false
+/// @Shared(.appStorage("volume", store: UserDefaults(suiteName: "group.app")!)) var volume = 0.5
+/// ```
+///
+/// - Values: `Bool`, `Int`, `Double`, `String`, `URL` (stored as its absolute string), `Data`,
+///   `Date`, `RawRepresentable` types whose raw value is `Int` or `String`, and optionals of
+///   all of these (`nil` removes the entry). An entry missing, or of another type, is the
+///   declared default.
+/// - Store: `UserDefaults.standard` unless `store` is given; in an isolated scope (a test's),
+///   the scope's own ephemeral store instead (``SharedStorage/defaults``), so tests never
+///   read or write the user's defaults.
+/// - Saves write the entry and `synchronize()` the store, so another process sees it at once
+///   (on Linux, swift-corelibs-foundation writes the defaults file only then).
+/// - Changes made elsewhere reach holders: another process's (or another `UserDefaults`
+///   instance's, once synchronized). On Linux the key watches the defaults file
+///   (`$XDG_CONFIG_HOME/<suite>.plist`, by default `~/.config`) with Tether's file watcher;
+///   on Apple platforms it listens for `UserDefaults.didChangeNotification`. An ephemeral store
+///   changes only through its holders.
+public struct AppStorageKey<Value: Sendable>: SharedKey, CustomStringConvertible {
+  /// The store and the entry's name: holders of both share one value.
+  public struct ID: Hashable, Sendable {
+    let store: ObjectIdentifier
+    let key: String
+  }
+
+  /// The entry's name in the store.
+  public let key: String
+  /// The store the entry lives in.
+  public var store: UserDefaults { defaults.store }
+  let defaults: SendableDefaults
+  let lookup: AppStorageLookup<Value>
+  /// Whether saves synchronize and changes are watched: not for an isolated scope's store.
+  let persists: Bool
+
+  init(_ key: String, store: UserDefaults?, lookup: AppStorageLookup<Value>) {
+    self.key = key
+    self.lookup = lookup
+    if let store {
+      defaults = SendableDefaults(store)
+      persists = true
+    } else {
+      // Chosen once, when the key is created, as a file key chooses its files.
+      let storage = SharedStorage.current
+      defaults = SendableDefaults(storage.defaults)
+      persists = !storage.isIsolated
+    }
+  }
+
+  /// The store and the entry's name.
+  public var id: ID { ID(store: ObjectIdentifier(store), key: key) }
+
+  /// A description for diagnostics: `.appStorage("name")`.
+  public var description: String { ".appStorage(\"\(key)\")" }
+
+  /// Reads the entry; a missing entry (or one of another type) is the initial value.
+  public func load(context: LoadContext<Value>, continuation: LoadContinuation<Value>) {
+    if let value = store.object(forKey: key).flatMap(lookup.read) {
+      continuation.resume(returning: value)
+    } else {
+      continuation.resumeReturningInitialValue()
+    }
+  }
+
+  /// Watches the store for changes made elsewhere, until the last holder goes away.
+  public func subscribe(
+    context: LoadContext<Value>, subscriber: SharedSubscriber<Value>
+  ) -> SharedSubscription {
+    guard persists else { return .empty }
+    let (defaults, key, lookup) = (defaults, key, lookup)
+    let last = Lock(AppStorageLookup<Value>.fingerprint(store.object(forKey: key)))
+    let changes = DefaultsChanges(defaults) {
+      let raw = defaults.store.object(forKey: key)
+      let fingerprint = AppStorageLookup<Value>.fingerprint(raw)
+      let changed = last.withLock { last in
+        defer { last = fingerprint }
+        return last != fingerprint
+      }
+      guard changed else { return }
+      if let value = raw.flatMap(lookup.read) {
+        subscriber.yield(value)
+      } else {
+        subscriber.yieldReturningInitialValue()
+      }
+    }
+    return SharedSubscription { changes.cancel() }
+  }
+
+  /// Writes the entry (removes it for `nil`) and synchronizes the store.
+  public func save(_ value: Value, context: SaveContext, continuation: SaveContinuation) {
+    if let raw = lookup.write(value) {
+      store.set(raw, forKey: key)
+    } else {
+      store.removeObject(forKey: key)
+    }
+    guard persists else { return continuation.resume() }
+    if store.synchronize() {
+      continuation.resume()
+    } else {
+      continuation.resume(
+        throwing: CocoaError(
+          .fileWriteUnknown,
+          userInfo: [
+            NSLocalizedDescriptionKey: "UserDefaults could not write \(description)"
+          ]))
+    }
+  }
+}
+
+/// A `UserDefaults` that closures and keys may carry across threads.
+///
+/// `UserDefaults` is documented thread-safe (swift-corelibs-foundation guards its domains
+/// with locks and CFPreferences), but swift-corelibs-foundation does not mark it `Sendable`.
+struct SendableDefaults: @unchecked Sendable {
+  let store: UserDefaults
+  init(_ store: UserDefaults) { self.store = store }
+}
+
+/// How one value type is read from and written to a property-list entry.
+struct AppStorageLookup<Value: Sendable>: Sendable {
+  /// The value in a stored entry, or `nil` when the entry is of another type.
+  let read: @Sendable (Any) -> Value?
+  /// The entry for a value, or `nil` to remove it.
+  let write: @Sendable (Value) -> Any?
+
+  /// What tells two stored entries apart: the entry as a binary property list (`nil` for a
+  /// missing entry).
+  static func fingerprint(_ raw: Any?) -> Data? {
+    raw.flatMap {
+      try? PropertyListSerialization.data(fromPropertyList: ["v": $0], format: .binary, options: 0)
+    }
+  }
+
+  static func scalar<T: Sendable>(_ read: @escaping @Sendable (Any) -> T?) -> AppStorageLookup<T> {
+    AppStorageLookup<T>(read: read, write: { $0 })
+  }
+
+  /// The optional form of `lookup`: `nil` removes the entry.
+  static func optional<T>(_ lookup: AppStorageLookup<T>) -> AppStorageLookup<T?> {
+    AppStorageLookup<T?>(read: { lookup.read($0) }, write: { $0.flatMap(lookup.write) })
+  }
+}
+
+extension AppStorageLookup {
+  static var bool: AppStorageLookup<Bool> { scalar { $0 as? Bool } }
+  static var int: AppStorageLookup<Int> { scalar { $0 as? Int } }
+  static var double: AppStorageLookup<Double> {
+    scalar { ($0 as? Double) ?? ($0 as? Int).map(Double.init) }
+  }
+  static var string: AppStorageLookup<String> { scalar { $0 as? String } }
+  static var data: AppStorageLookup<Data> { scalar { $0 as? Data } }
+  static var date: AppStorageLookup<Date> { scalar { $0 as? Date } }
+  /// URLs are stored as their absolute string: swift-corelibs-foundation's `set(_:forKey:)`
+  /// for a URL writes an empty string (seen with Swift 6.3 on Linux), so it is not used on
+  /// any platform; an Apple store's archived URL is still read.
+  static var url: AppStorageLookup<URL> {
+    AppStorageLookup<URL>(
+      read: { ($0 as? URL) ?? ($0 as? String).flatMap(URL.init(string:)) },
+      write: { $0.absoluteString })
+  }
+  static func rawInt<R: RawRepresentable & Sendable>(_: R.Type) -> AppStorageLookup<R>
+  where R.RawValue == Int {
+    AppStorageLookup<R>(read: { ($0 as? Int).flatMap(R.init(rawValue:)) }, write: { $0.rawValue })
+  }
+  static func rawString<R: RawRepresentable & Sendable>(_: R.Type) -> AppStorageLookup<R>
+  where R.RawValue == String {
+    AppStorageLookup<R>(
+      read: { ($0 as? String).flatMap(R.init(rawValue:)) }, write: { $0.rawValue })
+  }
+}

@@ -1,0 +1,155 @@
+import Foundation
+import TestSupport
+import Testing
+import Tether
+import TetherTesting
+
+private enum Theme: String, Sendable { case light, dark }
+private enum Level: Int, Sendable { case low = 1, high = 2 }
+
+/// `.appStorage`: `UserDefaults` on every platform, an ephemeral store in isolated scopes, and
+/// another process's change reaching holders (on Linux through the defaults file).
+@Suite(.isolatedSharedState) struct AppStorageKeyTests {
+  @Test func everySupportedTypeIsStoredAsSwiftSharingStoresIt() async throws {
+    let defaults = SharedStorage.current.defaults
+    @Shared(.appStorage("bool")) var bool = false
+    @Shared(.appStorage("int")) var int = 0
+    @Shared(.appStorage("double")) var double = 0.0
+    @Shared(.appStorage("string")) var string = ""
+    @Shared(.appStorage("url")) var url = URL(string: "https://example.com")!
+    @Shared(.appStorage("data")) var data = Data()
+    @Shared(.appStorage("date")) var date = Date(timeIntervalSince1970: 0)
+    @Shared(.appStorage("theme")) var theme = Theme.light
+    @Shared(.appStorage("level")) var level = Level.low
+
+    $bool.withLock { $0 = true }
+    $int.withLock { $0 = 42 }
+    $double.withLock { $0 = 2.5 }
+    $string.withLock { $0 = "hello" }
+    $url.withLock { $0 = URL(string: "https://tether.dev/docs?q=1")! }
+    $data.withLock { $0 = Data([1, 2, 3]) }
+    $date.withLock { $0 = Date(timeIntervalSince1970: 1_000_000) }
+    $theme.withLock { $0 = .dark }
+    $level.withLock { $0 = .high }
+
+    #expect(defaults.bool(forKey: "bool"))
+    #expect(defaults.integer(forKey: "int") == 42)
+    #expect(defaults.double(forKey: "double") == 2.5)
+    #expect(defaults.string(forKey: "string") == "hello")
+    #expect(defaults.string(forKey: "url") == "https://tether.dev/docs?q=1")
+    #expect(defaults.data(forKey: "data") == Data([1, 2, 3]))
+    #expect(defaults.object(forKey: "date") as? Date == Date(timeIntervalSince1970: 1_000_000))
+    #expect(defaults.string(forKey: "theme") == "dark")
+    #expect(defaults.integer(forKey: "level") == 2)
+
+    // A fresh holder of the same entries (after the first ones are gone) loads them back.
+    try await $url.load()
+    #expect(url.host() == "tether.dev")
+  }
+
+  @Test func seededEntriesLoadAndMissingOrMistypedOnesAreTheDefault() {
+    let defaults = SharedStorage.current.defaults
+    defaults.set(7, forKey: "count")
+    defaults.set("not a number", forKey: "mistyped")
+    defaults.set("purple", forKey: "theme")
+    @Shared(.appStorage("count")) var count = 0
+    @Shared(.appStorage("mistyped")) var mistyped = 3
+    @Shared(.appStorage("missing")) var missing = "default"
+    @Shared(.appStorage("theme")) var theme = Theme.light
+    #expect(count == 7)
+    #expect(mistyped == 3)
+    #expect(missing == "default")
+    #expect(theme == .light)  // not a valid raw value
+  }
+
+  @Test func optionalsRemoveTheEntryWhenSetToNil() {
+    let defaults = SharedStorage.current.defaults
+    @Shared(.appStorage("name")) var name: String? = nil
+    @Shared(.appStorage("mode")) var mode: Theme? = nil
+    #expect(name == nil)
+    $name.withLock { $0 = "ada" }
+    $mode.withLock { $0 = .dark }
+    #expect(defaults.string(forKey: "name") == "ada")
+    #expect(defaults.string(forKey: "mode") == "dark")
+    $name.withLock { $0 = nil }
+    $mode.withLock { $0 = nil }
+    #expect(defaults.object(forKey: "name") == nil)
+    #expect(defaults.object(forKey: "mode") == nil)
+  }
+
+  @Test func holdersOfOneEntryShareOneValue() {
+    @Shared(.appStorage("volume")) var first = 0.5
+    @Shared(.appStorage("volume")) var second = 0.5
+    $first.withLock { $0 = 0.8 }
+    #expect(second == 0.8)
+  }
+
+  @Test func anIsolatedScopeHasAnEphemeralStoreOfItsOwn() {
+    let key = "tether-isolation-\(UUID().uuidString)"
+    let outer = SharedStorage.current.defaults
+    #expect(outer !== UserDefaults.standard)
+    @Shared(.appStorage(key)) var value = 0
+    $value.withLock { $0 = 1 }
+    withSharedStorage(.isolated) {
+      @Shared(.appStorage(key)) var other = 0
+      #expect(other == 0)  // another test's store
+      #expect(SharedStorage.current.defaults !== outer)
+    }
+    #expect(UserDefaults.standard.object(forKey: key) == nil)
+  }
+
+  @Test func theProcessScopeUsesTheStandardStore() {
+    #expect(SharedStorage.process.defaults === UserDefaults.standard)
+  }
+}
+
+/// `.appStorage` on a real, persisted store: saves reach the defaults file, and two real
+/// processes see each other's changes.
+@Suite(.heavy) struct AppStorageKeyCrossProcessTests {
+  /// The file swift-corelibs-foundation keeps `suite` in (Linux) — removed after the test.
+  static func file(of suite: String) -> URL {
+    let environment = ProcessInfo.processInfo.environment
+    let config =
+      environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
+      ?? URL(fileURLWithPath: NSHomeDirectory()).appending(path: ".config")
+    return config.appending(path: suite + ".plist")
+  }
+
+  @Test func aSaveIsWrittenToTheDefaultsFileAtOnce() throws {
+    let suite = "tether-tests-\(UUID().uuidString)"
+    defer { try? FileManager.default.removeItem(at: Self.file(of: suite)) }
+    let store = try #require(UserDefaults(suiteName: suite))
+    @Shared(.appStorage("greeting", store: store)) var greeting = "none"
+    $greeting.withLock { $0 = "hello" }
+    #if os(Linux)
+    let data = try Data(contentsOf: Self.file(of: suite))
+    let plist = try PropertyListSerialization.propertyList(from: data, format: nil)
+    #expect((plist as? [String: Any])?["greeting"] as? String == "hello")
+    #endif
+    #expect(store.string(forKey: "greeting") == "hello")
+  }
+
+  @Test func twoProcessesSeeEachOthersChanges() async throws {
+    let suite = "tether-tests-\(UUID().uuidString)"
+    defer { try? FileManager.default.removeItem(at: Self.file(of: suite)) }
+    let store = try #require(UserDefaults(suiteName: suite))
+    @Shared(.appStorage("greeting", store: store)) var greeting = "none"
+    var values = $greeting.values.makeAsyncIterator()
+    _ = await values.next()
+
+    let child = try ChildProcess(["appstorage-peer", suite, "greeting"])
+    defer { child.terminate() }
+    try await child.waitForLine("ready")
+
+    // The other process's change reaches this holder.
+    try child.send(line: "set from the child")
+    try await waitUntil("the child's value", timeout: .seconds(10)) {
+      greeting == "from the child"
+    }
+    // And this process's change reaches the other's holder.
+    $greeting.withLock { $0 = "from the parent" }
+    try await child.waitForLine("saw from the parent", timeout: .seconds(10))
+    child.closeInput()
+    #expect(try await child.waitForExit() == .exited(0))
+  }
+}
