@@ -90,12 +90,15 @@ let package = Package(
     .testTarget(
       name: "TetherHTTPTests",
       dependencies: [
-        "Streams", "Tether", "TetherHTTP", "TetherRemoteConfig", "TestSupport", "tether-http-probe",
+        "Streams", "Tether", "TetherHTTP", "TetherRemoteConfig", "TetherTesting", "TestSupport",
+        "tether-http-probe",
       ]
     ),
     .testTarget(
       name: "TetherRemoteConfigTests",
-      dependencies: ["Streams", "Tether", "TetherHTTP", "TetherRemoteConfig", "TestSupport"]
+      dependencies: [
+        "Streams", "Tether", "TetherHTTP", "TetherRemoteConfig", "TetherTesting", "TestSupport",
+      ]
     ),
     // The second real process TetherEtcdTests launch (updaters, lease holders).
     .executableTarget(
