@@ -18,7 +18,10 @@ import Glibc
 /// With `clientCertificateAuthority`, nginx asks every client for a certificate signed by it
 /// (`ssl_verify_client on`); a client without one gets HTTP 400 ("No required SSL certificate
 /// was sent"), since nginx checks after the handshake. It speaks TLS 1.2 and 1.3 and keeps
-/// connections alive for 1000 requests. Skip when ``NginxServer/executable`` is `nil`.
+/// connections alive for 1000 requests. Every answer carries `X-Connection` (nginx's
+/// connection serial number: equal numbers mean one kept-alive connection) and, when a
+/// request carried one, `X-Received-Proxy-Authorization`; `.sse` files are served as
+/// `text/event-stream`, `.json` as `application/json`. Skip when ``NginxServer/executable`` is `nil`.
 public final class NginxTLSServer: Sendable {
   /// The directory nginx runs in; documents are under `html/`.
   public let prefix: TemporaryDirectory
@@ -91,6 +94,11 @@ public final class NginxTLSServer: Sendable {
           \(clientVerification)
           root \(root)/html;
           default_type text/plain;
+          types { text/event-stream sse; application/json json; text/plain txt; }
+          # Which connection served the request (keep-alive reuse shows as one number), and
+          # any Proxy-Authorization that reached the origin (it must never).
+          add_header X-Connection $connection always;
+          add_header X-Received-Proxy-Authorization $http_proxy_authorization always;
         }
       }
       """.utf8
