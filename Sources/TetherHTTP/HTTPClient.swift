@@ -121,8 +121,9 @@ public final class HTTPClient: Sendable {
   /// URLSession traps on responses with trailers and on connections closed before any
   /// answer). `https` goes over the engine too where OpenSSL loads.
   ///
-  /// `clientCertificatePEM` and `clientKeyPEM` (both or neither) are the identity presented to
-  /// servers that ask for a client certificate (mutual TLS, as etcd deployments use);
+  /// `clientCertificatePEM` and `clientKeyPEM` are the identity presented to servers that ask
+  /// for a client certificate (mutual TLS, as etcd deployments use); one without the other
+  /// fails every `https` request with a reason naming the missing half;
   /// `openSSLLibraries` (`libssl` and `libcrypto` file names) lets a test name libraries that
   /// do not exist, forcing `https` onto URLSession.
   package init(
@@ -136,9 +137,9 @@ public final class HTTPClient: Sendable {
     plainHTTPOverSockets: Bool
   ) {
     var identity: TLSContext.ClientIdentity?
-    if let clientCertificatePEM, let clientKeyPEM {
+    if clientCertificatePEM != nil || clientKeyPEM != nil {
       identity = TLSContext.ClientIdentity(
-        certificatePEM: clientCertificatePEM, privateKeyPEM: clientKeyPEM)
+        certificatePEM: clientCertificatePEM ?? "", privateKeyPEM: clientKeyPEM ?? "")
     }
     executor = RequestExecutor(
       engine: RequestExecutor.makeEngine(
