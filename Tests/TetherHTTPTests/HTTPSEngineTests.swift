@@ -106,6 +106,34 @@ struct HTTPSEngineTests {
     await nginx.stop()
   }
 
+  /// Through `HTTPClient`: a new client's first GET pays the connection and the handshake,
+  /// the next ones ride the kept-alive connection. The medians are printed for the docs.
+  @Test func aNewConnectionPaysTheHandshakeAKeptAliveOneDoesNot() async throws {
+    let nginx = try await NginxTLSServer.start(certificate: authority.server)
+    try nginx.publish(String(repeating: "x", count: 1024), as: "1k.txt")
+    let clock = ContinuousClock()
+    var fresh: [Duration] = []
+    var reused: [Duration] = []
+    for _ in 0..<10 {
+      let client = client(nginx)  // the TLS context is the process's, cached
+      var start = clock.now
+      #expect(try await get(client, "1k.txt").body.count == 1024)
+      fresh.append(clock.now - start)
+      start = clock.now
+      #expect(try await get(client, "1k.txt").body.count == 1024)
+      reused.append(clock.now - start)
+    }
+    await nginx.stop()
+    func median(_ values: [Duration]) -> Double {
+      let middle = values.sorted()[values.count / 2]
+      return Double(middle.components.attoseconds) / 1e15 + Double(middle.components.seconds) * 1e3
+    }
+    print(
+      "HTTPS through HTTPClient (medians of 10): new connection + GET 1 KiB "
+        + "\(median(fresh)) ms; GET 1 KiB on the kept-alive connection \(median(reused)) ms")
+    #expect(median(reused) < median(fresh))
+  }
+
   @Test func serverSentEventsArriveOverTLS() async throws {
     let nginx = try await NginxTLSServer.start(certificate: authority.server)
     try nginx.publish("id: 1\ndata: first\n\nid: 2\ndata: second\n\n", as: "events.sse")
