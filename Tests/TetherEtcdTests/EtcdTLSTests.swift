@@ -83,7 +83,9 @@ struct EtcdTLSTests {
       clientCertificate: authority.client.certificatePEM, clientKey: authority.client.keyPEM)
     @Shared(.etcd(key, in: withIdentity)) var counter = 0
     try await waitUntil("loaded") { !$counter.isLoading }
-    let next = try await $counter.update { $0 += 41; return $0 }
+    let next = try await $counter.update {
+      $0 += 41; return $0
+    }
     #expect(next == 41)
     #expect(await etcd.stored(key) == "41")
 

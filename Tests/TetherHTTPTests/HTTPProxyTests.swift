@@ -43,7 +43,8 @@ import Testing
     ] {
       #expect(try proxy.proxy(for: URL(string: proxied)!) != nil, "\(proxied)")
     }
-    #expect(try HTTPProxy(http: proxy.http, bypass: ["*"]).proxy(for: URL(string: "http://a/")!) == nil)
+    #expect(
+      try HTTPProxy(http: proxy.http, bypass: ["*"]).proxy(for: URL(string: "http://a/")!) == nil)
   }
 
   @Test func aProxyThatIsNotPlainHTTPIsRefusedWithAClearError() {

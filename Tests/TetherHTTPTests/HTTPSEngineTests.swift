@@ -29,7 +29,9 @@ struct HTTPSEngineTests {
       trustedCertificates: trusting ? [authority.certificatePEM] : [], proxy: .none)
   }
 
-  private func get(_ client: HTTPClient, _ path: String) async throws(HTTPError)
+  private func get(
+    _ client: HTTPClient, _ path: String
+  ) async throws(HTTPError)
     -> HTTPResponseMessage
   {
     try await client.response(
@@ -56,7 +58,9 @@ struct HTTPSEngineTests {
     (Certificate.otherHost, "certificate is for another host"),
     (Certificate.expired, "certificate expired"),
   ])
-  func aBadCertificateIsRefusedWithItsReason(certificate: Certificate, reason: String)
+  func aBadCertificateIsRefusedWithItsReason(
+    certificate: Certificate, reason: String
+  )
     async throws
   {
     let identity =

@@ -99,7 +99,7 @@ public final class EtcdServer: Sendable {
     let initialCluster = (0..<count).map {
       "\(names[$0])=http://127.0.0.1:\(ports[portsPerMember * $0 + 1])"
     }
-      .joined(separator: ",")
+    .joined(separator: ",")
     var members: [Member] = []
     for index in 0..<count {
       let client = ports[portsPerMember * index]
