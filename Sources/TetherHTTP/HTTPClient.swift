@@ -115,7 +115,7 @@ public final class HTTPClient: Sendable {
 
   /// Creates a client, choosing the transport of plain `http` (tests compare the two).
   ///
-  /// With `plainHTTPOverSockets` (what the public initializer chooses), plain `http` goes over
+  /// With `plainHTTPOverSockets` (what the public initializer chooses), `http` goes over
   /// Tether's own engine on Linux: redirects follow the same rules, nothing is decompressed
   /// (none is asked for), and no answer a server sends can end the process (on Linux,
   /// URLSession traps on responses with trailers and on connections closed before any

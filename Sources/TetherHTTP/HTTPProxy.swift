@@ -57,6 +57,8 @@ public struct HTTPProxy: Sendable, Hashable {
   /// The proxies the process environment names, read when this is called (an ``HTTPClient``
   /// reads it once, when it is created): `http_proxy`, `https_proxy`, `all_proxy` (for a
   /// scheme without its own) and `no_proxy`, lower-case first, then the upper-case forms.
+  /// A proxy of a kind Tether does not speak (`socks5://`, `https://`) is left out, as if the
+  /// variable were unset.
   public static var environment: HTTPProxy {
     HTTPProxy(environment: ProcessInfo.processInfo.environment)
   }
@@ -79,10 +81,13 @@ public struct HTTPProxy: Sendable, Hashable {
     }.filter { !$0.isEmpty }
   }
 
-  /// A proxy URL as the environment writes it: `http://host:port`, or `host:port` alone.
+  /// A proxy URL as the environment writes it: `http://host:port`, or `host:port` alone;
+  /// `nil` for another kind of proxy.
   private static func proxyURL(_ text: String) -> URL? {
     let withScheme = text.contains("://") ? text : "http://" + text
-    guard let url = URL(string: withScheme), url.host != nil else { return nil }
+    guard let url = URL(string: withScheme), url.scheme?.lowercased() == "http",
+      url.host?.isEmpty == false
+    else { return nil }
     return url
   }
 

@@ -25,6 +25,8 @@ import Testing
     #expect(proxy.http == URL(string: "http://lower:1"))
     #expect(proxy.https == URL(string: "http://all:3"))
     #expect(HTTPProxy(environment: [:]) == .none)
+    // A kind of proxy the engine does not speak is left out, as curl users' socks settings.
+    #expect(HTTPProxy(environment: ["all_proxy": "socks5://127.0.0.1:1080"]) == .none)
   }
 
   @Test func noProxyHostsAreReachedDirectly() throws {
