@@ -79,6 +79,19 @@ struct HTTPSEngineTests {
     await nginx.stop()
   }
 
+  /// A refused certificate is refused again on every attempt: the retry policy gives up at
+  /// once instead of waiting out its back-off.
+  @Test func aRefusedCertificateIsNotRetried() {
+    for failure in [
+      TLSFailure.certificateExpired, .certificateHostMismatch, .certificateUntrusted("x"),
+      .invalidConfiguration("no PEM certificate found"),
+    ] {
+      #expect(!HTTPRetryPolicy.isTransient(failure.httpError(url: "https://a")))
+    }
+    #expect(
+      HTTPRetryPolicy.isTransient(.unreachable(url: "https://a", reason: "connection refused")))
+  }
+
   enum Certificate: Sendable, CustomStringConvertible {
     case untrusted, otherHost, expired
     var description: String {
