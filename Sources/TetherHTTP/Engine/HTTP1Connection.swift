@@ -93,7 +93,7 @@ final class HTTP1Connection: EventLoopHandler, @unchecked Sendable {
   private var nextAddress = 0
   private var connectTimer: TimerID?
   private var connectFailure = "connection refused"
-  private var tunnelParser = HTTP1ResponseParser(isHeadRequest: true)
+  private var tunnel: ProxyTunnel?
 
   // TLS: the session, and what each direction waits for (a TLS read may need the socket to be
   // writable, a write may need it readable).
@@ -225,73 +225,30 @@ final class HTTP1Connection: EventLoopHandler, @unchecked Sendable {
 
   /// TCP is up: open the tunnel, start TLS, or be ready.
   private func connected() {
-    if let tunnel = route.tunnelRequest {
+    if let request = route.tunnelRequest {
       state = .tunnelling
-      message = tunnel
-      written = 0
+      tunnel = ProxyTunnel(request: request)
       tunnelStep(readable: false, writable: true)
     } else {
       startTLSOrEstablish()
     }
   }
 
-  /// Writes the `CONNECT` request and reads the proxy's answer; a 2xx opens the tunnel.
+  /// Takes the `CONNECT` tunnel a step; once the proxy opened it, TLS starts.
   private func tunnelStep(readable: Bool, writable: Bool) {
-    if writable, written < message.count {
-      while written < message.count {
-        let count = message.withUnsafeBytes {
-          send(descriptor, $0.baseAddress! + written, message.count - written, sendNoSignal)
-        }
-        if count > 0 {
-          written += count
-        } else if count < 0, errno == EINTR {
-          continue
-        } else if count < 0, errno == EAGAIN || errno == EWOULDBLOCK {
-          break
-        } else {
-          failConnecting(.unreachable(url: origin, reason: "the proxy closed the connection"))
-          return
-        }
-      }
+    guard var tunnel else { return }
+    let outcome = tunnel.step(
+      descriptor, readable: readable, writable: writable, buffer: loop.readBuffer)
+    self.tunnel = tunnel
+    switch outcome {
+    case .pending:
+      updateInterest()
+    case .open:
+      self.tunnel = nil
+      startTLSOrEstablish()
+    case .failed(let reason):
+      failConnecting(.unreachable(url: origin, reason: reason))
     }
-    if readable {
-      // One byte at a time would be slow; the answer is a head only, and the proxy sends
-      // nothing after it until the client speaks (TLS starts with the client's hello).
-      let buffer = loop.readBuffer
-      let count = recv(descriptor, buffer.baseAddress, buffer.count, 0)
-      if count < 0, errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR {
-        updateInterest()
-        return
-      }
-      guard count > 0 else {
-        failConnecting(
-          .unreachable(url: origin, reason: "the proxy closed the connection during CONNECT"))
-        return
-      }
-      let events: [HTTP1ResponseParser.Event]
-      do throws(HTTP1ResponseParser.Failure) {
-        events = try tunnelParser.feed(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
-      } catch {
-        failConnecting(
-          .unreachable(url: origin, reason: "the proxy's answer to CONNECT: \(error.reason)"))
-        return
-      }
-      for case .head(let status, _) in events {
-        guard (200..<300).contains(status), !tunnelParser.hasTrailingBytes else {
-          let reason =
-            status == 407
-            ? "the proxy requires authentication (407)"
-            : "the proxy refused the tunnel (status \(status))"
-          failConnecting(.unreachable(url: origin, reason: reason))
-          return
-        }
-        message = []
-        written = 0
-        startTLSOrEstablish()
-        return
-      }
-    }
-    updateInterest()
   }
 
   private func startTLSOrEstablish() {
@@ -657,7 +614,8 @@ final class HTTP1Connection: EventLoopHandler, @unchecked Sendable {
     case .connecting:
       loop.setInterest(descriptor, token: token, read: false, write: true)
     case .tunnelling:
-      loop.setInterest(descriptor, token: token, read: true, write: written < message.count)
+      loop.setInterest(
+        descriptor, token: token, read: true, write: tunnel?.wantsToWrite ?? false)
     case .handshaking:
       loop.setInterest(
         descriptor, token: token, read: readWaitsFor == .readable,
