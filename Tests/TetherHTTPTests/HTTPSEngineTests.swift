@@ -103,8 +103,10 @@ struct HTTPSEngineTests {
     }
   }
 
-  @Test func requestsInTurnShareOneKeptAliveConnection() async throws {
-    let nginx = try await NginxTLSServer.start(certificate: authority.server)
+  @Test(arguments: [false, true])
+  func requestsInTurnShareOneKeptAliveConnection(sessionTickets: Bool) async throws {
+    let nginx = try await NginxTLSServer.start(
+      certificate: authority.server, sessionTickets: sessionTickets)
     try nginx.publish("one", as: "one.txt")
     let client = client(nginx)
     var connections: [String] = []

@@ -29,12 +29,14 @@ public final class NginxTLSServer: Sendable {
   public let port: UInt16
   private let process: Process
 
-  /// Starts nginx with `certificate` (and its key) on `127.0.0.1`.
+  /// Starts nginx with `certificate` (and its key) on `127.0.0.1`; with `sessionTickets`,
+  /// nginx hands out TLS session tickets (TLS 1.3 sends them after the handshake).
   ///
   /// - Throws: when nginx is not installed or does not start listening within 10 s.
   public static func start(
     certificate: TestCertificateAuthority.Identity,
-    clientCertificateAuthority: TestCertificateAuthority.Identity? = nil
+    clientCertificateAuthority: TestCertificateAuthority.Identity? = nil,
+    sessionTickets: Bool = false
   ) async throws -> NginxTLSServer {
     guard let executable = NginxServer.executable else {
       throw ChildProcessError.executableNotFound(name: "nginx", searched: ["PATH", "/usr/sbin"])
@@ -45,7 +47,7 @@ public final class NginxTLSServer: Sendable {
     probe.stop()
     let server = try NginxTLSServer(
       executable: executable, port: port, certificate: certificate,
-      clientCertificateAuthority: clientCertificateAuthority)
+      clientCertificateAuthority: clientCertificateAuthority, sessionTickets: sessionTickets)
     try await waitUntil("nginx to listen", timeout: .seconds(10)) {
       (try? LoopbackClient(port: port)) != nil
     }
@@ -54,7 +56,7 @@ public final class NginxTLSServer: Sendable {
 
   private init(
     executable: String, port: UInt16, certificate: TestCertificateAuthority.Identity,
-    clientCertificateAuthority: TestCertificateAuthority.Identity?
+    clientCertificateAuthority: TestCertificateAuthority.Identity?, sessionTickets: Bool
   ) throws {
     self.port = port
     prefix = try TemporaryDirectory(prefix: "tether-nginx-tls")
@@ -90,7 +92,7 @@ public final class NginxTLSServer: Sendable {
           ssl_certificate \(certificate.certificateFile.path);
           ssl_certificate_key \(certificate.keyFile.path);
           ssl_protocols TLSv1.2 TLSv1.3;
-          ssl_session_tickets off;
+          ssl_session_tickets \(sessionTickets ? "on" : "off");
           \(clientVerification)
           root \(root)/html;
           default_type text/plain;
