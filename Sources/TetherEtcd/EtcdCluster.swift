@@ -23,7 +23,7 @@ import TetherRemoteConfig
 ///   `trustedCertificates` (the cluster's own CA, as `--trusted-ca-file` names it on the
 ///   members); with `clientCertificate` and `clientKey` the client presents that identity to
 ///   members started with `--client-cert-auth`. A refused certificate is an
-///   ``HTTPError/unreachable(url:reason:)`` whose reason names the cause, never a crash.
+///   `HTTPError.unreachable` whose reason names the cause, never a crash.
 ///
 ///   ```swift
 ///   let cluster = EtcdCluster(
