@@ -19,7 +19,17 @@ import TetherRemoteConfig
 /// - Authentication: with `username` and `password`, the client asks etcd for a token and
 ///   sends it raw in `Authorization` (as the gateway wants); an expired token is replaced and
 ///   the request repeated once. The password never appears in errors or descriptions.
-/// - `https` endpoints work like `http` ones (the system's trust store verifies them).
+/// - TLS: `https` endpoints are verified against the system's trust store plus
+///   `trustedCertificates` (the cluster's own CA, as `--trusted-ca-file` names it on the
+///   members); with `clientCertificate` and `clientKey` the client presents that identity to
+///   members started with `--client-cert-auth`. A refused certificate is an
+///   `HTTPError.unreachable` whose reason names the cause, never a crash.
+///
+///   ```swift
+///   let cluster = EtcdCluster(
+///     endpoints: [URL(string: "https://10.0.0.1:2379")!],
+///     trustedCertificates: [caPEM], clientCertificate: clientPEM, clientKey: keyPEM)
+///   ```
 /// - Every operation completes within `timeout`, fail-over included: a paused or partitioned
 ///   member makes requests hang rather than fail, so one attempt on one member gives up after
 ///   `attemptTimeout` and the next endpoint is tried (a killed leader costs about a second,
@@ -47,6 +57,8 @@ public final class EtcdCluster: Sendable, CustomStringConvertible {
   /// How long a watch may stay silent before it checks that its member still answers (and
   /// moves to another endpoint if not).
   public let watchCheckInterval: Duration
+  /// Certificate authorities (PEM) trusted for `https` members besides the system's.
+  public let trustedCertificates: [String]
 
   private let password: String?
   let http: HTTPClient
@@ -73,10 +85,17 @@ public final class EtcdCluster: Sendable, CustomStringConvertible {
   ///   - attemptTimeout: Per attempt on one member; default 1 s (never more than `timeout`).
   ///   - watchCheckInterval: How long a silent watch waits before checking its member;
   ///     default 2 s.
+  ///   - trustedCertificates: Certificate authorities in PEM trusted for `https` members,
+  ///     besides the system's (etcd's `--trusted-ca-file`).
+  ///   - clientCertificate: The client certificate in PEM (then any intermediates), presented
+  ///     to members that require one (`--client-cert-auth`). Give `clientKey` with it: one
+  ///     without the other fails every `https` request with a reason saying the key is missing.
+  ///   - clientKey: The client certificate's private key in PEM, unencrypted.
   public init(
     endpoints: [URL], username: String? = nil, password: String? = nil,
     timeout: Duration = .seconds(5), attemptTimeout: Duration = .seconds(1),
-    watchCheckInterval: Duration = .seconds(2)
+    watchCheckInterval: Duration = .seconds(2), trustedCertificates: [String] = [],
+    clientCertificate: String? = nil, clientKey: String? = nil
   ) {
     precondition(!endpoints.isEmpty, "EtcdCluster needs at least one endpoint")
     self.endpoints = endpoints
@@ -85,12 +104,16 @@ public final class EtcdCluster: Sendable, CustomStringConvertible {
     self.timeout = timeout
     self.attemptTimeout = min(attemptTimeout, timeout)
     self.watchCheckInterval = watchCheckInterval
-    // Plain `http` members are reached over Tether's socket transport: the gateway's error
-    // answers carry HTTP trailers, and a member that dies closes connections mid-request,
-    // both of which make URLSession on Linux end the process.
+    self.trustedCertificates = trustedCertificates
+    let hasClientIdentity = clientCertificate != nil || clientKey != nil
+    // Members are reached over Tether's engine, `https` ones too: the gateway's error answers
+    // carry HTTP trailers, and a member that dies closes connections mid-request, both of
+    // which make URLSession on Linux end the process.
     http = HTTPClient(
       baseURL: endpoints[0], timeout: timeout, maximumResponseSize: 64 << 20,
-      retryPolicy: .none, plainHTTPOverSockets: true)
+      retryPolicy: .none, trustedCertificates: trustedCertificates,
+      clientCertificatePEM: hasClientIdentity ? clientCertificate ?? "" : nil,
+      clientKeyPEM: hasClientIdentity ? clientKey ?? "" : nil, plainHTTPOverSockets: true)
     watches = EtcdWatchHub()
   }
 

@@ -25,15 +25,23 @@ import FoundationNetworking
 ///   never from `https` to `http`.
 /// - Retries follow `retryPolicy` (idempotent requests only); `interceptors` run around
 ///   each attempt.
-/// - Transport: on Linux, plain `http` goes over Tether's own event-driven engine: a few I/O
-///   threads for the whole process (never Swift's cooperative pool), at most
+/// - Transport: on Linux, `http` and `https` go over Tether's own event-driven engine: a few
+///   I/O threads for the whole process (never Swift's cooperative pool), at most
 ///   `maximumConnectionsPerOrigin` kept-alive connections per origin (8 by default; more
 ///   requests wait their turn in order), idle connections closed after 60 s, no compression
 ///   negotiated. Each stream (``serverSentEvents(for:)``, ``streamingResponse(for:)``) has a
 ///   connection of its own and a bounded buffer (256 KiB): when its consumer lags, the socket
-///   is not read and TCP slows the server down. `https`, a proxy set in the environment
-///   (`http_proxy`, `all_proxy`), and Apple platforms use URLSession. Redirects, the deadline
-///   and the request checks are the same for both.
+///   is not read and TCP slows the server down.
+/// - TLS: `https` uses the system OpenSSL 3 (`libssl.so.3`, loaded at run time): the system
+///   trust store plus `trustedCertificates`, the host name verified, SNI, ALPN `http/1.1`,
+///   TLS 1.2 or later. A certificate that fails is ``HTTPError/unreachable(url:reason:)``
+///   whose reason names the cause ("certificate expired", "certificate not trusted …",
+///   "certificate is for another host"). Where OpenSSL cannot be loaded, `https` goes through
+///   URLSession (which trusts the system store only), as everything does on Apple platforms.
+///   Redirects, the deadline and the request checks are the same for every transport.
+/// - Proxies: `proxy` (``HTTPProxy/environment`` by default: `http_proxy`, `https_proxy`,
+///   `all_proxy`, `no_proxy`, read when the client is made). `http` goes to the proxy in
+///   absolute form, `https` through a `CONNECT` tunnel; proxy credentials reach the proxy only.
 ///
 /// A client is `Sendable`: share one per server. Its connections close when it is released.
 public final class HTTPClient: Sendable {
@@ -61,6 +69,11 @@ public final class HTTPClient: Sendable {
   /// How long a stream's server may stay silent, once the head arrived, before the stream
   /// ends with ``HTTPError/timedOut(url:after:)`` (time the consumer lags does not count).
   public let streamIdleTimeout: Duration
+  /// Certificate authorities (PEM) trusted for `https` besides the system's.
+  public let trustedCertificates: [String]
+  /// The proxies requests go through (``HTTPProxy/environment`` unless the client was given
+  /// another), as read when the client was made.
+  public let proxy: HTTPProxy
 
   let executor: RequestExecutor
 
@@ -78,40 +91,65 @@ public final class HTTPClient: Sendable {
   ///   - interceptors: Steps run around every request, in order.
   ///   - maximumConnectionsPerOrigin: Default 8.
   ///   - streamIdleTimeout: How long a stream's server may stay silent; default 5 minutes.
+  ///   - trustedCertificates: Certificate authorities in PEM (each string may hold several)
+  ///     trusted for `https` besides the system's, such as a company's or a test's own CA.
+  ///     A PEM with no certificate fails every `https` request with a reason saying so.
+  ///   - proxy: The proxies to use; default ``HTTPProxy/environment``. ``HTTPProxy/none``
+  ///     ignores the environment.
   public convenience init(
     baseURL: URL, headers: [String: String] = [:], sensitiveHeaders: Set<String> = [],
     timeout: Duration = .seconds(30), maximumResponseSize: Int = 8 << 20,
     maximumRedirects: Int = 5, retryPolicy: HTTPRetryPolicy = .default,
     interceptors: [HTTPInterceptor] = [], maximumConnectionsPerOrigin: Int = 8,
-    streamIdleTimeout: Duration = .seconds(300)
+    streamIdleTimeout: Duration = .seconds(300), trustedCertificates: [String] = [],
+    proxy: HTTPProxy = .environment
   ) {
     self.init(
       baseURL: baseURL, headers: headers, sensitiveHeaders: sensitiveHeaders, timeout: timeout,
       maximumResponseSize: maximumResponseSize, maximumRedirects: maximumRedirects,
       retryPolicy: retryPolicy, interceptors: interceptors,
       maximumConnectionsPerOrigin: maximumConnectionsPerOrigin,
-      streamIdleTimeout: streamIdleTimeout, plainHTTPOverSockets: true)
+      streamIdleTimeout: streamIdleTimeout, trustedCertificates: trustedCertificates,
+      proxy: proxy, plainHTTPOverSockets: true)
   }
 
   /// Creates a client, choosing the transport of plain `http` (tests compare the two).
   ///
-  /// With `plainHTTPOverSockets` (what the public initializer chooses), plain `http` goes over
+  /// With `plainHTTPOverSockets` (what the public initializer chooses), `http` goes over
   /// Tether's own engine on Linux: redirects follow the same rules, nothing is decompressed
   /// (none is asked for), and no answer a server sends can end the process (on Linux,
   /// URLSession traps on responses with trailers and on connections closed before any
-  /// answer). With a proxy in the environment, and for `https` always, URLSession is used.
+  /// answer). `https` goes over the engine too where OpenSSL loads.
+  ///
+  /// `clientCertificatePEM` and `clientKeyPEM` are the identity presented to servers that ask
+  /// for a client certificate (mutual TLS, as etcd deployments use); one without the other
+  /// fails every `https` request with a reason naming the missing half;
+  /// `openSSLLibraries` (`libssl` and `libcrypto` file names) lets a test name libraries that
+  /// do not exist, forcing `https` onto URLSession.
   package init(
     baseURL: URL, headers: [String: String] = [:], sensitiveHeaders: Set<String> = [],
     timeout: Duration = .seconds(30), maximumResponseSize: Int = 8 << 20,
     maximumRedirects: Int = 5, retryPolicy: HTTPRetryPolicy = .default,
     interceptors: [HTTPInterceptor] = [], maximumConnectionsPerOrigin: Int = 8,
-    streamIdleTimeout: Duration = .seconds(300), plainHTTPOverSockets: Bool
+    streamIdleTimeout: Duration = .seconds(300), trustedCertificates: [String] = [],
+    clientCertificatePEM: String? = nil, clientKeyPEM: String? = nil,
+    proxy: HTTPProxy = .environment, openSSLLibraries: (ssl: String, crypto: String)? = nil,
+    plainHTTPOverSockets: Bool
   ) {
+    var identity: TLSContext.ClientIdentity?
+    if clientCertificatePEM != nil || clientKeyPEM != nil {
+      identity = TLSContext.ClientIdentity(
+        certificatePEM: clientCertificatePEM ?? "", privateKeyPEM: clientKeyPEM ?? "")
+    }
     executor = RequestExecutor(
       engine: RequestExecutor.makeEngine(
         plainHTTPOverSockets: plainHTTPOverSockets,
         maximumConnectionsPerOrigin: maximumConnectionsPerOrigin,
-        connectTimeout: timeout.seconds),
+        connectTimeout: timeout.seconds, proxy: proxy,
+        tls: TLSContextCache.Configuration(
+          trustedCertificates: trustedCertificates, clientIdentity: identity),
+        openSSL: openSSLLibraries.map { OpenSSLLibrary.Names(ssl: $0.ssl, crypto: $0.crypto) }
+          ?? .system),
       policy: RequestExecutor.Policy(
         timeout: timeout, limit: max(0, maximumResponseSize),
         maximumRedirects: max(0, maximumRedirects), retryPolicy: retryPolicy,
@@ -119,6 +157,8 @@ public final class HTTPClient: Sendable {
       sensitiveHeaders: sensitiveHeaders)
     self.maximumConnectionsPerOrigin = max(1, maximumConnectionsPerOrigin)
     self.streamIdleTimeout = streamIdleTimeout
+    self.trustedCertificates = trustedCertificates
+    self.proxy = proxy
     self.baseURL = baseURL
     self.headers = headers
     self.sensitiveHeaders = sensitiveHeaders

@@ -11,9 +11,8 @@ final class ConnectionPool: HTTP1ConnectionOwner, @unchecked Sendable {
   // @unchecked Sendable: every stored property is touched only on `loop`'s thread (entry
   // points from other threads go through `loop.execute`); the `let`s are immutable.
   let loop: EventLoop
-  let host: String
-  let port: Int
-  let origin: String
+  /// How connections reach the origin (directly, through a proxy, over TLS).
+  let route: ConnectionRoute
   let connectTimeout: Double
   let idleTimeout: Double
   private var machine: ConnectionPoolStateMachine
@@ -24,13 +23,11 @@ final class ConnectionPool: HTTP1ConnectionOwner, @unchecked Sendable {
   private var busy: [Int: Int] = [:]
 
   init(
-    loop: EventLoop, host: String, port: Int, origin: String, maximumConnections: Int,
+    loop: EventLoop, route: ConnectionRoute, maximumConnections: Int,
     connectTimeout: Double, idleTimeout: Double
   ) {
     self.loop = loop
-    self.host = host
-    self.port = port
-    self.origin = origin
+    self.route = route
     self.connectTimeout = connectTimeout
     self.idleTimeout = idleTimeout
     machine = ConnectionPoolStateMachine(maximumConnections: maximumConnections)
@@ -64,9 +61,9 @@ final class ConnectionPool: HTTP1ConnectionOwner, @unchecked Sendable {
     for action in actions {
       switch action {
       case .connect(let id):
-        let connection = HTTP1Connection(id: id, loop: loop, origin: origin, owner: self)
+        let connection = HTTP1Connection(id: id, loop: loop, route: route, owner: self)
         connections[id] = connection
-        connection.connect(host: host, port: port, timeout: connectTimeout)
+        connection.connect(timeout: connectTimeout)
       case .execute(let request, let id):
         guard let exchange = requests[request], let connection = connections[id] else {
           continue
@@ -164,10 +161,10 @@ final class BufferedExchange: ExchangeSink, @unchecked Sendable {
   var timeoutError: HTTPError { .timedOut(url: url, after: timeout) }
 
   init(
-    request: HTTPRequest, limit: Int, deadline: UInt64, timeout: Double,
-    continuation: CheckedContinuation<RawHTTPResponse, any Error>
+    request: HTTPRequest, route: ConnectionRoute, limit: Int, deadline: UInt64,
+    timeout: Double, continuation: CheckedContinuation<RawHTTPResponse, any Error>
   ) {
-    message = HTTP1RequestSerializer.serialize(request)
+    message = route.serialize(request)
     requestURL = request.url
     isHead = request.method == .head
     isIdempotent = request.method.isIdempotent

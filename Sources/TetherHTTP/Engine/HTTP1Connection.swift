@@ -45,13 +45,22 @@ enum BodyDecision {
 }
 
 /// One HTTP/1.1 connection over a non-blocking TCP socket, driven by its ``EventLoop``: it
-/// connects (trying each resolved address), writes one exchange's request while reading its
+/// connects (trying each resolved address), opens a proxy's `CONNECT` tunnel and runs TLS
+/// when its ``ConnectionRoute`` says so, writes one exchange's request while reading its
 /// answer — so an early answer such as a 413 to a large upload arrives while the body is still
 /// being sent — and parses the answer with ``HTTP1ResponseParser``.
 ///
-/// Its lifecycle: `new` → `connecting` → `idle` ⇄ `busy` → `closed`. Timeouts belong to the
+/// Its lifecycle: `new` → `connecting` → (`tunnelling`) → (`handshaking`) → `idle` ⇄ `busy` →
+/// `closed`. The connect timeout covers everything before `idle`. Other timeouts belong to the
 /// owner (the connection has no idea how long a request may take); an owner ends a slow
 /// exchange with ``abort(_:)``.
+///
+/// Over TLS, epoll's interest follows what the session waits for: a write may wait for the
+/// socket to be readable and a read for it to be writable (TLS updating keys). An idle TLS
+/// connection that turns readable with only session tickets (TLS 1.3 sends them after the
+/// handshake) stays idle and reusable: only an answer byte, a close or a failure ends it. The
+/// session never owns the descriptor: closing sends close_notify, frees the session, then
+/// closes the socket once.
 ///
 /// Confined to its loop: every method is called on the loop's thread.
 final class HTTP1Connection: EventLoopHandler, @unchecked Sendable {
@@ -60,6 +69,10 @@ final class HTTP1Connection: EventLoopHandler, @unchecked Sendable {
   private enum State {
     case new
     case connecting
+    /// Sending a proxy `CONNECT` and reading its answer.
+    case tunnelling
+    /// The TLS handshake with the origin.
+    case handshaking
     case idle
     case busy
     case closed
@@ -69,6 +82,7 @@ final class HTTP1Connection: EventLoopHandler, @unchecked Sendable {
   let loop: EventLoop
   /// `scheme://host:port`, for errors that are about the connection, not a request.
   let origin: String
+  let route: ConnectionRoute
   private weak var owner: (any HTTP1ConnectionOwner)?
   private var state = State.new
   private var descriptor: Int32 = -1
@@ -79,6 +93,14 @@ final class HTTP1Connection: EventLoopHandler, @unchecked Sendable {
   private var nextAddress = 0
   private var connectTimer: TimerID?
   private var connectFailure = "connection refused"
+  private var tunnel: ProxyTunnel?
+
+  // TLS: the session, and what each direction waits for (a TLS read may need the socket to be
+  // writable, a write may need it readable).
+  private var session: TLSSession?
+  private var readWaitsFor = Readiness.readable
+  private var writeWaitsFor = Readiness.writable
+  private enum Readiness { case readable, writable }
 
   // The exchange in progress
   private var sink: (any ExchangeSink)?
@@ -93,14 +115,17 @@ final class HTTP1Connection: EventLoopHandler, @unchecked Sendable {
   private var paused = false
   private var completedExchanges = 0
 
-  init(id: Int, loop: EventLoop, origin: String, owner: any HTTP1ConnectionOwner) {
+  init(id: Int, loop: EventLoop, route: ConnectionRoute, owner: any HTTP1ConnectionOwner) {
     self.id = id
     self.loop = loop
-    self.origin = origin
+    self.route = route
+    self.origin = route.origin
     self.owner = owner
   }
 
   deinit {
+    // The session (freed after this) never closes the descriptor: this is its one close.
+    session?.close()
     if descriptor >= 0 { closeDescriptor(descriptor) }
   }
 
@@ -109,16 +134,21 @@ final class HTTP1Connection: EventLoopHandler, @unchecked Sendable {
 
   // MARK: - Connecting
 
-  /// Resolves `host` and connects, within `timeout` seconds; reports
-  /// `connectionEstablished` or `connectionFailed`.
-  func connect(host: String, port: Int, timeout: Double) {
+  /// Resolves the route's host and connects (with its tunnel and TLS handshake), within
+  /// `timeout` seconds; reports `connectionEstablished` or `connectionFailed`.
+  func connect(timeout: Double) {
     guard case .new = state else { return }
     state = .connecting
     connectTimer = loop.schedule(at: Monotonic.deadline(after: timeout)) { [weak self] in
-      guard let self, case .connecting = self.state else { return }
-      self.failConnecting(.timedOut(url: self.origin, after: timeout))
+      guard let self else { return }
+      switch self.state {
+      case .connecting, .tunnelling, .handshaking:
+        self.failConnecting(.timedOut(url: self.origin, after: timeout))
+      default:
+        break
+      }
     }
-    Resolver.shared.resolve(host, port: port) { [weak self, loop] result in
+    Resolver.shared.resolve(route.host, port: route.port) { [weak self, loop] result in
       let connection = self
       if loop.inLoop {
         connection?.resolved(result)
@@ -135,7 +165,10 @@ final class HTTP1Connection: EventLoopHandler, @unchecked Sendable {
       addresses = list
       tryNextAddress()
     case .failure:
-      failConnecting(.unreachable(url: origin, reason: "host not found"))
+      failConnecting(
+        .unreachable(
+          url: origin,
+          reason: route.host == route.serverName ? "host not found" : "proxy host not found"))
     }
   }
 
@@ -163,7 +196,7 @@ final class HTTP1Connection: EventLoopHandler, @unchecked Sendable {
         descriptor = socketDescriptor
         token = loop.register(socketDescriptor, self)
         if result == 0 {
-          established()
+          connected()
         } else {
           updateInterest()
         }
@@ -181,13 +214,72 @@ final class HTTP1Connection: EventLoopHandler, @unchecked Sendable {
     var length = socklen_t(MemoryLayout<Int32>.size)
     getsockopt(descriptor, SOL_SOCKET, SO_ERROR, &error, &length)
     if error == 0 {
-      established()
+      connected()
       return
     }
     if error == EINPROGRESS || error == EALREADY { return }
     connectFailure = error == ECONNREFUSED ? "connection refused" : String(cString: strerror(error))
     closeSocket()
     tryNextAddress()
+  }
+
+  /// TCP is up: open the tunnel, start TLS, or be ready.
+  private func connected() {
+    if let request = route.tunnelRequest {
+      state = .tunnelling
+      tunnel = ProxyTunnel(request: request)
+      tunnelStep(readable: false, writable: true)
+    } else {
+      startTLSOrEstablish()
+    }
+  }
+
+  /// Takes the `CONNECT` tunnel a step; once the proxy opened it, TLS starts.
+  private func tunnelStep(readable: Bool, writable: Bool) {
+    guard var tunnel else { return }
+    let outcome = tunnel.step(
+      descriptor, readable: readable, writable: writable, buffer: loop.readBuffer)
+    self.tunnel = tunnel
+    switch outcome {
+    case .pending:
+      updateInterest()
+    case .open:
+      self.tunnel = nil
+      startTLSOrEstablish()
+    case .failed(let reason):
+      failConnecting(.unreachable(url: origin, reason: reason))
+    }
+  }
+
+  private func startTLSOrEstablish() {
+    guard let context = route.tls else {
+      established()
+      return
+    }
+    do throws(TLSFailure) {
+      session = try TLSSession(context: context, descriptor: descriptor, host: route.serverName)
+    } catch {
+      failConnecting(error.httpError(url: origin))
+      return
+    }
+    state = .handshaking
+    handshakeStep()
+  }
+
+  private func handshakeStep() {
+    guard let session else { return }
+    switch session.handshake() {
+    case .done:
+      established()
+    case .wantRead:
+      readWaitsFor = .readable
+      loop.setInterest(descriptor, token: token, read: true, write: false)
+    case .wantWrite:
+      readWaitsFor = .writable
+      loop.setInterest(descriptor, token: token, read: false, write: true)
+    case .failed(let failure):
+      failConnecting(failure.httpError(url: origin))
+    }
   }
 
   private func established() {
@@ -220,6 +312,8 @@ final class HTTP1Connection: EventLoopHandler, @unchecked Sendable {
       return
     }
     state = .busy
+    readWaitsFor = .readable
+    writeWaitsFor = .writable
     self.sink = sink
     requestURL = url
     self.message = message
@@ -238,6 +332,15 @@ final class HTTP1Connection: EventLoopHandler, @unchecked Sendable {
     guard case .busy = state, paused else { return }
     paused = false
     updateInterest()
+    // Bytes TLS decrypted already do not make the socket readable: read them now.
+    if let session, session.bufferedByteCount > 0 {
+      loop.execute { [weak self] in
+        guard let self, case .busy = self.state, !self.paused else { return }
+        self.readOnce()
+        guard case .busy = self.state else { return }
+        self.updateInterest()
+      }
+    }
   }
 
   /// Ends the exchange in progress with `error` (the owner's timeout or a cancellation) and
@@ -247,7 +350,7 @@ final class HTTP1Connection: EventLoopHandler, @unchecked Sendable {
     case .busy:
       // The owner's decision, not a dead kept-alive connection: never sent again.
       failExchange(error, mayBeStale: false)
-    case .connecting:
+    case .connecting, .tunnelling, .handshaking:
       failConnecting(error)
     default:
       close()
@@ -268,8 +371,26 @@ final class HTTP1Connection: EventLoopHandler, @unchecked Sendable {
   /// previous answer, so this asks the socket itself.
   private func isQuietWhileIdle() -> Bool {
     var byte: UInt8 = 0
-    let count = recv(descriptor, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
-    return count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)
+    // Over TLS the waiting bytes may be session tickets, which TLS takes without a byte for
+    // HTTP: read them, then look again.
+    for _ in 0..<8 {
+      let count = recv(descriptor, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
+      if count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
+        return (session?.bufferedByteCount ?? 0) == 0
+      }
+      guard session != nil, count > 0, isStillIdleAfterTLSRead() else { return false }
+    }
+    return false
+  }
+
+  /// Reads what an idle TLS connection received: `true` when it was only TLS's own records
+  /// (session tickets, a key update), `false` for a byte of HTTP, a close or a failure.
+  private func isStillIdleAfterTLSRead() -> Bool {
+    guard let session else { return false }
+    switch session.read(into: loop.readBuffer) {
+    case .wantRead, .wantWrite: return true
+    case .bytes, .closed, .failed: return false
+    }
   }
 
   // MARK: - Readiness
@@ -278,18 +399,29 @@ final class HTTP1Connection: EventLoopHandler, @unchecked Sendable {
     switch state {
     case .connecting:
       if writable || readable { connectCompleted() }
+    case .tunnelling:
+      tunnelStep(readable: readable, writable: writable)
+    case .handshaking:
+      if readable || writable { handshakeStep() }
     case .idle:
-      // Readable while idle: the server closed it (or sent bytes nobody asked for).
-      guard readable else { return }
+      // Readable while idle: the server closed it (or sent bytes nobody asked for), or, over
+      // TLS, sent session tickets, which leave the connection idle.
+      guard readable || writable else { return }
+      if session != nil, isStillIdleAfterTLSRead() {
+        updateInterest()
+        return
+      }
       closeSocket()
       state = .closed
       owner?.idleConnectionClosed(self)
     case .busy:
-      if writable, written < message.count, !writeFailed {
+      if written < message.count, !writeFailed,
+        writeWaitsFor == .writable ? writable : readable
+      {
         flush()
         guard case .busy = state else { return }
       }
-      if readable, !paused {
+      if !paused, readWaitsFor == .readable ? readable : writable {
         readOnce()
         guard case .busy = state else { return }
       }
@@ -300,6 +432,10 @@ final class HTTP1Connection: EventLoopHandler, @unchecked Sendable {
   }
 
   private func flush() {
+    if let session {
+      flushTLS(session)
+      return
+    }
     while written < message.count {
       let count = message.withUnsafeBytes {
         send(descriptor, $0.baseAddress! + written, message.count - written, sendNoSignal)
@@ -317,7 +453,72 @@ final class HTTP1Connection: EventLoopHandler, @unchecked Sendable {
     }
   }
 
+  private func flushTLS(_ session: TLSSession) {
+    while written < message.count {
+      let result = message.withUnsafeBytes {
+        session.write(UnsafeRawBufferPointer(rebasing: $0[written...]))
+      }
+      switch result {
+      case .wrote(let count):
+        written += count
+      case .wantWrite:
+        writeWaitsFor = .writable
+        return
+      case .wantRead:
+        writeWaitsFor = .readable
+        return
+      case .failed:
+        // As for plain sockets: stop writing, and let the read report what happened.
+        writeFailed = true
+        return
+      }
+    }
+  }
+
+  /// Reads TLS records while they come (each read returns at most one), up to a bound so that
+  /// one busy connection does not hold its loop.
+  private func readTLS(_ session: TLSSession) {
+    let buffer = loop.readBuffer
+    for _ in 0..<16 {
+      switch session.read(into: buffer) {
+      case .bytes(let count):
+        anyByte = true
+        let events: [HTTP1ResponseParser.Event]
+        do throws(HTTP1ResponseParser.Failure) {
+          events = try parser.feed(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+        } catch {
+          failExchange(.unreachable(url: url, reason: "not an HTTP response: \(error.reason)"))
+          return
+        }
+        deliver(events)
+        guard case .busy = state, !paused else { return }
+      case .wantRead:
+        readWaitsFor = .readable
+        return
+      case .wantWrite:
+        readWaitsFor = .writable
+        return
+      case .closed:
+        readEnded()
+        return
+      case .failed(let failure):
+        // A reset of a kept-alive connection before any byte is still "stale" (the pool sends
+        // again); any other failure names TLS's reason, such as a refused client certificate.
+        if !anyByte, completedExchanges > 0 {
+          failExchange(.truncated(url: url, expected: nil, received: 0))
+        } else {
+          failExchange(failure.httpError(url: url))
+        }
+        return
+      }
+    }
+  }
+
   private func readOnce() {
+    if let session {
+      readTLS(session)
+      return
+    }
     let buffer = loop.readBuffer
     let count = recv(descriptor, buffer.baseAddress, buffer.count, 0)
     if count < 0, errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { return }
@@ -332,17 +533,25 @@ final class HTTP1Connection: EventLoopHandler, @unchecked Sendable {
       }
     } else {
       // The end of the connection (0) or its failure (a reset).
-      guard anyByte else {
-        failExchange(.truncated(url: url, expected: nil, received: 0))
-        return
-      }
-      do throws(HTTP1ResponseParser.Failure) {
-        events = try parser.finish()
-      } catch {
-        failExchange(
-          .truncated(url: url, expected: parser.expectedLength, received: parser.received))
-        return
-      }
+      readEnded()
+      return
+    }
+    deliver(events)
+  }
+
+  /// The server ended the connection (or it failed) while an answer was expected.
+  private func readEnded() {
+    guard anyByte else {
+      failExchange(.truncated(url: url, expected: nil, received: 0))
+      return
+    }
+    let events: [HTTP1ResponseParser.Event]
+    do throws(HTTP1ResponseParser.Failure) {
+      events = try parser.finish()
+    } catch {
+      failExchange(
+        .truncated(url: url, expected: parser.expectedLength, received: parser.received))
+      return
     }
     deliver(events)
   }
@@ -404,18 +613,31 @@ final class HTTP1Connection: EventLoopHandler, @unchecked Sendable {
     switch state {
     case .connecting:
       loop.setInterest(descriptor, token: token, read: false, write: true)
+    case .tunnelling:
+      loop.setInterest(
+        descriptor, token: token, read: true, write: tunnel?.wantsToWrite ?? false)
+    case .handshaking:
+      loop.setInterest(
+        descriptor, token: token, read: readWaitsFor == .readable,
+        write: readWaitsFor == .writable)
     case .idle:
       loop.setInterest(descriptor, token: token, read: true, write: false)
     case .busy:
+      let reading = !paused
+      let writing = written < message.count && !writeFailed
       loop.setInterest(
-        descriptor, token: token, read: !paused,
-        write: written < message.count && !writeFailed)
+        descriptor, token: token,
+        read: (reading && readWaitsFor == .readable) || (writing && writeWaitsFor == .readable),
+        write: (writing && writeWaitsFor == .writable) || (reading && readWaitsFor == .writable))
     case .new, .closed:
       loop.setInterest(descriptor, token: token, read: false, write: false)
     }
   }
 
   private func closeSocket() {
+    // close_notify and the session's memory first; the descriptor is ours alone to close.
+    session?.close()
+    session = nil
     guard descriptor >= 0 else { return }
     loop.deregister(descriptor, token: token)
     closeDescriptor(descriptor)

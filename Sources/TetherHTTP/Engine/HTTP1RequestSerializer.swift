@@ -1,7 +1,8 @@
 import Foundation
 
-/// Writes an ``HTTPRequest`` as HTTP/1.1 bytes (RFC 9112): the request line in origin form,
-/// `Host`, the caller's headers, the framing headers, then the body.
+/// Writes an ``HTTPRequest`` as HTTP/1.1 bytes (RFC 9112): the request line in origin form
+/// (absolute form for a proxy), `Host`, the caller's headers, the framing headers, then the
+/// body.
 ///
 /// It takes a request the executor has validated (``RequestValidation``): the method is a
 /// token and no header name or value can end a line. The framing is always its own:
@@ -9,14 +10,21 @@ import Foundation
 /// so a request can never announce a body other than the one it carries.
 enum HTTP1RequestSerializer {
   /// The request's bytes. `host` and `port` are the URL's (the port is omitted from `Host`
-  /// when it is the scheme's default).
-  static func serialize(_ request: HTTPRequest) -> [UInt8] {
+  /// when it is the scheme's default). With `absoluteForm` (a request to a proxy) the target is
+  /// the whole URL and `proxyAuthorization`, if any, replaces a caller's `Proxy-Authorization`.
+  static func serialize(
+    _ request: HTTPRequest, absoluteForm: Bool = false, proxyAuthorization: String? = nil
+  ) -> [UInt8] {
     let url = request.url
     let method = request.method.rawValue
     var bytes: [UInt8] = []
     bytes.reserveCapacity(256 + (request.body?.count ?? 0))
     bytes.append(contentsOf: method.utf8)
     bytes.append(0x20)
+    if absoluteForm {
+      bytes.append(contentsOf: "\(url.scheme?.lowercased() ?? "http")://".utf8)
+      bytes.append(contentsOf: hostHeader(of: url).utf8)
+    }
     bytes.append(contentsOf: target(of: url).utf8)
     bytes.append(contentsOf: " HTTP/1.1\r\nHost: ".utf8)
     bytes.append(contentsOf: hostHeader(of: url).utf8)
@@ -28,6 +36,7 @@ enum HTTP1RequestSerializer {
     for (name, value) in request.headers {
       switch name.lowercased() {
       case "host", "content-length", "transfer-encoding", "connection": continue
+      case "proxy-authorization" where proxyAuthorization != nil: continue
       case "user-agent": hasUserAgent = true
       case "accept-encoding": hasAcceptEncoding = true
       default: break
@@ -35,6 +44,7 @@ enum HTTP1RequestSerializer {
       fields.append((name, value))
     }
     if !hasUserAgent { fields.append(("User-Agent", "Tether")) }
+    if let proxyAuthorization { fields.append(("Proxy-Authorization", proxyAuthorization)) }
     // Nothing is decompressed here: say so (without the header, any coding would be fair).
     if !hasAcceptEncoding { fields.append(("Accept-Encoding", "identity")) }
     fields.sort { $0.name < $1.name }

@@ -17,9 +17,7 @@ final class StreamExchange: HTTP1ConnectionOwner, ExchangeSink, @unchecked Senda
   typealias Head = (status: Int, headers: [String: String])
 
   let loop: EventLoop
-  private let host: String
-  private let port: Int
-  private let origin: String
+  private let route: ConnectionRoute
   private let message: [UInt8]
   private let url: String
   private let requestURL: URL
@@ -37,13 +35,12 @@ final class StreamExchange: HTTP1ConnectionOwner, ExchangeSink, @unchecked Senda
   private var ended = false
 
   init(
-    loop: EventLoop, request: HTTPRequest, headTimeout: Double, idleTimeout: Double
+    loop: EventLoop, request: HTTPRequest, route: ConnectionRoute, headTimeout: Double,
+    idleTimeout: Double
   ) {
     self.loop = loop
-    host = request.url.host ?? ""
-    port = request.url.port ?? 80
-    origin = "http://\(HTTP1RequestSerializer.hostHeader(of: request.url))"
-    message = HTTP1RequestSerializer.serialize(request)
+    self.route = route
+    message = route.serialize(request)
     url = HTTPError.redacted(request.url)
     requestURL = request.url
     isHead = request.method == .head
@@ -71,9 +68,9 @@ final class StreamExchange: HTTP1ConnectionOwner, ExchangeSink, @unchecked Senda
             guard let self else { return }
             self.end(.timedOut(url: self.url, after: self.headTimeout))
           }
-          let connection = HTTP1Connection(id: 0, loop: loop, origin: origin, owner: self)
+          let connection = HTTP1Connection(id: 0, loop: loop, route: route, owner: self)
           self.connection = connection
-          connection.connect(host: host, port: port, timeout: headTimeout)
+          connection.connect(timeout: headTimeout)
         }
       }
     } onCancel: {

@@ -38,19 +38,11 @@ protocol Transport: Sendable {
 /// transport, keeps one deadline over each attempt's whole chain, and follows redirects by one
 /// rule set (``RedirectRule``), for buffered requests and streams alike.
 ///
-/// Transports: on Linux, plain `http` goes over the ``SocketEngine`` unless a proxy is set in
-/// the environment; `https`, proxies, and everything on Apple platforms go through
-/// ``URLSessionTransport``, created the first time one needs it.
+/// Transports: on Linux, `http` and `https` go over the ``SocketEngine``, proxied or not;
+/// `https` goes through ``URLSessionTransport`` only where OpenSSL cannot be loaded, and so
+/// does everything on Apple platforms. The URLSession transport is created the first time one
+/// needs it.
 final class RequestExecutor: Sendable {
-  /// Whether the environment names a proxy for plain `http` (URLSession, through libcurl,
-  /// honours `http_proxy` and `all_proxy`; the engine does not speak to proxies yet).
-  static let proxyConfigured: Bool = {
-    let environment = ProcessInfo.processInfo.environment
-    return ["http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"].contains {
-      !(environment[$0] ?? "").isEmpty
-    }
-  }()
-
   /// What the executor applies to every request: the client's settings.
   struct Policy: Sendable {
     /// Per attempt, unless the request sets its own.
@@ -79,18 +71,22 @@ final class RequestExecutor: Sendable {
     credentials = HTTPRequest.credentialHeaders.union(sensitiveHeaders.map { $0.lowercased() })
   }
 
-  /// The engine for this client, or `nil` when plain `http` must go through URLSession
-  /// (asked for, a proxy in the environment, or no platform support).
+  /// The engine for this client, or `nil` when every request must go through URLSession
+  /// (asked for, or no platform support). `openSSL` names the libraries `https` needs; a test
+  /// names ones that do not exist to force the URLSession fallback.
   static func makeEngine(
-    plainHTTPOverSockets: Bool, maximumConnectionsPerOrigin: Int, connectTimeout: Double
+    plainHTTPOverSockets: Bool, maximumConnectionsPerOrigin: Int, connectTimeout: Double,
+    proxy: HTTPProxy = .none, tls: TLSContextCache.Configuration = .init(),
+    openSSL: OpenSSLLibrary.Names = .system
   ) -> SocketEngine? {
     #if os(Linux)
-    guard plainHTTPOverSockets, !proxyConfigured, let group = EventLoopGroup.shared else {
+    guard plainHTTPOverSockets, let group = EventLoopGroup.shared else {
       return nil
     }
     return SocketEngine(
       group: group, maximumConnectionsPerOrigin: maximumConnectionsPerOrigin,
-      connectTimeout: connectTimeout, idleTimeout: 60)
+      connectTimeout: connectTimeout, idleTimeout: 60, proxy: proxy, tlsConfiguration: tls,
+      openSSL: openSSL)
     #else
     return nil
     #endif
@@ -103,7 +99,7 @@ final class RequestExecutor: Sendable {
 
   private func transport(for url: URL) -> any Transport {
     if let replacement = replacement.withLock({ $0 }) { return replacement }
-    if let engine, url.scheme?.lowercased() == "http" { return engine }
+    if let engine, engine.carries(url) { return engine }
     return urlSession.withLock { transport in
       if let transport { return transport }
       let created = URLSessionTransport()

@@ -7,7 +7,8 @@ import Tether
 import FoundationNetworking
 #endif
 
-/// The URLSession transport: `https`, proxies, and every request on Apple platforms. It moves
+/// The URLSession transport: every request on Apple platforms, and `https` on a Linux machine
+/// where OpenSSL 3 cannot be loaded (it trusts the system store only). It moves
 /// the bytes of one already-validated request; the ``RequestExecutor`` above it follows
 /// redirects (the session is told never to), keeps the deadline and checks the request, the
 /// same way for this transport and the ``SocketEngine``.

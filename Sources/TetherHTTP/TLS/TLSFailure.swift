@@ -44,6 +44,13 @@ enum TLSFailure: Error, Equatable, Sendable {
     }
   }
 
+  /// Whether an ``HTTPError/unreachable(url:reason:)`` with `reason` came from a failure that
+  /// repeats on every attempt (a certificate refused, a configuration OpenSSL refused), so
+  /// retrying it only delays the error.
+  static func isPermanent(reason: String) -> Bool {
+    reason.hasPrefix("certificate ") || reason.hasPrefix("TLS configuration refused")
+  }
+
   /// The ``HTTPError`` a request to `url` fails with.
   func httpError(url: String) -> HTTPError {
     .unreachable(url: url, reason: reason)

@@ -26,6 +26,9 @@ public final class EtcdServer: Sendable {
     public let clientURL: URL
     /// The client port.
     public let clientPort: UInt16
+    /// The member's `https` client URL when it was started with TLS (``clientURL`` then
+    /// stays a plain listener the test support uses to watch the cluster's health).
+    public let secureClientURL: URL?
     let peerPort: UInt16
     let arguments: [String]
   }
@@ -47,12 +50,35 @@ public final class EtcdServer: Sendable {
     return candidates.first { FileManager.default.isExecutableFile(atPath: $0) }
   }()
 
+  /// How members serve TLS: `--cert-file`/`--key-file`, and with a client authority
+  /// `--client-cert-auth --trusted-ca-file` (mutual TLS).
+  public struct TLS: Sendable {
+    /// The members' certificate; it must also be a client certificate (etcd's gateway dials
+    /// its own listener with it): ``TestCertificateAuthority/serverAndClient``.
+    public var certificate: TestCertificateAuthority.Identity
+    /// The authority client certificates must come from, or `nil` for no client
+    /// certificates.
+    public var clientCertificateAuthority: TestCertificateAuthority.Identity?
+
+    /// A TLS setting.
+    public init(
+      certificate: TestCertificateAuthority.Identity,
+      clientCertificateAuthority: TestCertificateAuthority.Identity? = nil
+    ) {
+      self.certificate = certificate
+      self.clientCertificateAuthority = clientCertificateAuthority
+    }
+  }
+
   /// Starts `members` members (1 or 3) and waits until the cluster has a leader and answers.
   ///
-  /// - Parameter arguments: Extra command-line flags for every member.
+  /// - Parameters:
+  ///   - arguments: Extra command-line flags for every member.
+  ///   - tls: With it, every member also listens for `https` clients
+  ///     (``Member/secureClientURL``).
   /// - Throws: when etcd is not installed or does not become ready within 20 s.
   public static func start(
-    members count: Int = 1, arguments: [String] = []
+    members count: Int = 1, arguments: [String] = [], tls: TLS? = nil
   ) async throws
     -> EtcdServer
   {
@@ -61,7 +87,8 @@ public final class EtcdServer: Sendable {
     }
     var ports: [UInt16] = []
     var probes: [TestHTTPServer] = []
-    for _ in 0..<(count * 2) {
+    let portsPerMember = tls == nil ? 2 : 3
+    for _ in 0..<(count * portsPerMember) {
       let probe = try await TestHTTPServer.start()
       ports.append(probe.port)
       probes.append(probe)
@@ -69,27 +96,48 @@ public final class EtcdServer: Sendable {
     for probe in probes { probe.stop() }
     let directory = try TemporaryDirectory()
     let names = (0..<count).map { "m\($0)" }
-    let initialCluster = (0..<count).map { "\(names[$0])=http://127.0.0.1:\(ports[2 * $0 + 1])" }
-      .joined(separator: ",")
+    let initialCluster = (0..<count).map {
+      "\(names[$0])=http://127.0.0.1:\(ports[portsPerMember * $0 + 1])"
+    }
+    .joined(separator: ",")
     var members: [Member] = []
     for index in 0..<count {
-      let client = ports[2 * index]
-      let peer = ports[2 * index + 1]
+      let client = ports[portsPerMember * index]
+      let peer = ports[portsPerMember * index + 1]
+      let secure = tls == nil ? nil : ports[portsPerMember * index + 2]
+      var listen = "http://127.0.0.1:\(client)"
+      var advertise = listen
+      var tlsArguments: [String] = []
+      if let tls, let secure {
+        listen += ",https://127.0.0.1:\(secure)"
+        advertise = "https://127.0.0.1:\(secure)"
+        tlsArguments = [
+          "--cert-file", tls.certificate.certificateFile.path,
+          "--key-file", tls.certificate.keyFile.path,
+        ]
+        if let authority = tls.clientCertificateAuthority {
+          tlsArguments += [
+            "--client-cert-auth", "--trusted-ca-file", authority.certificateFile.path,
+          ]
+        }
+      }
       let arguments =
         [
           "--name", names[index], "--data-dir", directory.file(names[index]).path,
-          "--listen-client-urls", "http://127.0.0.1:\(client)",
-          "--advertise-client-urls", "http://127.0.0.1:\(client)",
+          "--listen-client-urls", listen,
+          "--advertise-client-urls", advertise,
           "--listen-peer-urls", "http://127.0.0.1:\(peer)",
           "--initial-advertise-peer-urls", "http://127.0.0.1:\(peer)",
           "--initial-cluster", initialCluster, "--initial-cluster-state", "new",
           "--initial-cluster-token", "tether-\(ports[0])", "--log-level", "error",
           "--heartbeat-interval", "50", "--election-timeout", "500",
-        ] + arguments
+        ] + tlsArguments + arguments
       members.append(
         Member(
           name: names[index], clientURL: URL(string: "http://127.0.0.1:\(client)")!,
-          clientPort: client, peerPort: peer, arguments: arguments))
+          clientPort: client,
+          secureClientURL: secure.map { URL(string: "https://127.0.0.1:\($0)")! },
+          peerPort: peer, arguments: arguments))
     }
     let server = EtcdServer(
       members: members, directory: directory, executable: executable,
@@ -205,6 +253,9 @@ public final class EtcdServer: Sendable {
   /// Every member's client URL.
   public var clientURLs: [URL] { members.map(\.clientURL) }
 
+  /// Every member's `https` client URL (empty unless started with TLS).
+  public var secureClientURLs: [URL] { members.compactMap(\.secureClientURL) }
+
   /// The index of the member that is the leader, asked of each running member; `nil` when
   /// none answers with a leader.
   public func leader() async -> Int? {
@@ -298,7 +349,7 @@ public final class EtcdServer: Sendable {
     var member = members[index]
     member = Member(
       name: member.name, clientURL: member.clientURL, clientPort: member.clientPort,
-      peerPort: member.peerPort,
+      secureClientURL: member.secureClientURL, peerPort: member.peerPort,
       arguments: member.arguments.map { $0 == "new" ? "existing" : $0 })
     let process = try await Self.launch(executable, member, in: directory)
     processes.withLock { $0[index] = process }

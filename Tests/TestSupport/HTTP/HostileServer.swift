@@ -201,6 +201,40 @@ public final class HostileConnection {
     return written
   }
 
+  /// Connects to `127.0.0.1:port`, sends it `first`, then whatever this connection received
+  /// beyond what the script read, and relays bytes both ways until either side closes (or
+  /// the server stops): the body of a proxy's tunnel.
+  ///
+  /// - Throws: when `port` refuses the connection.
+  public func relay(toLoopbackPort port: UInt16, first: Data) throws {
+    let upstream = try Socket.connectToLoopback(port: port)
+    defer { upstream.close() }
+    try upstream.send(first + Data(reader.buffered))
+    let client = socket
+    let done = Atomic<Bool>(false)
+    let finished = DispatchSemaphore(value: 0)
+    // Upstream → client on a thread of its own; client → upstream here.
+    let back = Thread {
+      while !done.load(ordering: .relaxed),
+        let bytes = try? upstream.receive(), !bytes.isEmpty,
+        (try? client.send(bytes)) != nil
+      {}
+      done.store(true, ordering: .relaxed)
+      client.shutdown()
+      finished.signal()
+    }
+    back.start()
+    while !isStopped, !done.load(ordering: .relaxed) {
+      guard let readable = try? client.waitUntilReadable(timeout: .milliseconds(50)) else { break }
+      guard readable else { continue }
+      guard let bytes = try? client.receive(), !bytes.isEmpty, (try? upstream.send(bytes)) != nil
+      else { break }
+    }
+    done.store(true, ordering: .relaxed)
+    upstream.shutdown()
+    finished.wait()
+  }
+
   /// Ends the server's sending side (a FIN) while the connection stays open for reading.
   public func closeWrite() {
     #if canImport(Darwin)

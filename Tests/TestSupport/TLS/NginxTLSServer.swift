@@ -18,7 +18,10 @@ import Glibc
 /// With `clientCertificateAuthority`, nginx asks every client for a certificate signed by it
 /// (`ssl_verify_client on`); a client without one gets HTTP 400 ("No required SSL certificate
 /// was sent"), since nginx checks after the handshake. It speaks TLS 1.2 and 1.3 and keeps
-/// connections alive for 1000 requests. Skip when ``NginxServer/executable`` is `nil`.
+/// connections alive for 1000 requests. Every answer carries `X-Connection` (nginx's
+/// connection serial number: equal numbers mean one kept-alive connection) and, when a
+/// request carried one, `X-Received-Proxy-Authorization`; `.sse` files are served as
+/// `text/event-stream`, `.json` as `application/json`. Skip when ``NginxServer/executable`` is `nil`.
 public final class NginxTLSServer: Sendable {
   /// The directory nginx runs in; documents are under `html/`.
   public let prefix: TemporaryDirectory
@@ -26,12 +29,14 @@ public final class NginxTLSServer: Sendable {
   public let port: UInt16
   private let process: Process
 
-  /// Starts nginx with `certificate` (and its key) on `127.0.0.1`.
+  /// Starts nginx with `certificate` (and its key) on `127.0.0.1`; with `sessionTickets`,
+  /// nginx hands out TLS session tickets (TLS 1.3 sends them after the handshake).
   ///
   /// - Throws: when nginx is not installed or does not start listening within 10 s.
   public static func start(
     certificate: TestCertificateAuthority.Identity,
-    clientCertificateAuthority: TestCertificateAuthority.Identity? = nil
+    clientCertificateAuthority: TestCertificateAuthority.Identity? = nil,
+    sessionTickets: Bool = false
   ) async throws -> NginxTLSServer {
     guard let executable = NginxServer.executable else {
       throw ChildProcessError.executableNotFound(name: "nginx", searched: ["PATH", "/usr/sbin"])
@@ -42,7 +47,7 @@ public final class NginxTLSServer: Sendable {
     probe.stop()
     let server = try NginxTLSServer(
       executable: executable, port: port, certificate: certificate,
-      clientCertificateAuthority: clientCertificateAuthority)
+      clientCertificateAuthority: clientCertificateAuthority, sessionTickets: sessionTickets)
     try await waitUntil("nginx to listen", timeout: .seconds(10)) {
       (try? LoopbackClient(port: port)) != nil
     }
@@ -51,7 +56,7 @@ public final class NginxTLSServer: Sendable {
 
   private init(
     executable: String, port: UInt16, certificate: TestCertificateAuthority.Identity,
-    clientCertificateAuthority: TestCertificateAuthority.Identity?
+    clientCertificateAuthority: TestCertificateAuthority.Identity?, sessionTickets: Bool
   ) throws {
     self.port = port
     prefix = try TemporaryDirectory(prefix: "tether-nginx-tls")
@@ -87,10 +92,15 @@ public final class NginxTLSServer: Sendable {
           ssl_certificate \(certificate.certificateFile.path);
           ssl_certificate_key \(certificate.keyFile.path);
           ssl_protocols TLSv1.2 TLSv1.3;
-          ssl_session_tickets off;
+          ssl_session_tickets \(sessionTickets ? "on" : "off");
           \(clientVerification)
           root \(root)/html;
           default_type text/plain;
+          types { text/event-stream sse; application/json json; text/plain txt; }
+          # Which connection served the request (keep-alive reuse shows as one number), and
+          # any Proxy-Authorization that reached the origin (it must never).
+          add_header X-Connection $connection always;
+          add_header X-Received-Proxy-Authorization $http_proxy_authorization always;
         }
       }
       """.utf8

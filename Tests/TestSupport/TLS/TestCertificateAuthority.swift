@@ -7,7 +7,10 @@ import Foundation
 /// - ``server``: for `127.0.0.1`, `::1` and `localhost` (subjectAltName), valid now;
 /// - ``expiredServer``: the same names, valid only on 1 January 2020;
 /// - ``otherHostServer``: valid now, but for `other.example` only;
-/// - ``client``: a client certificate (`CN=tether-test-client`, clientAuth) for mutual TLS.
+/// - ``client``: a client certificate (`CN=tether-test-client`, clientAuth) for mutual TLS;
+/// - ``serverAndClient``: like ``server``, but also good as a client certificate (etcd's JSON
+///   gateway dials its own TLS listener with its server certificate, which must then pass
+///   `--client-cert-auth` too).
 ///
 /// ```swift
 /// let authority = try TestCertificateAuthority()
@@ -44,6 +47,8 @@ public final class TestCertificateAuthority: Sendable {
   public let otherHostServer: Identity
   /// A client certificate for mutual TLS.
   public let client: Identity
+  /// A certificate for `127.0.0.1`, `::1` and `localhost` that is also a client certificate.
+  public let serverAndClient: Identity
 
   /// The `openssl` tool, if installed.
   public static let executable: String? = {
@@ -99,6 +104,9 @@ public final class TestCertificateAuthority: Sendable {
       extensions: ["subjectAltName=DNS:other.example", "extendedKeyUsage=serverAuth"])
     client = try maker.make(
       "client", subject: "/CN=tether-test-client", extensions: ["extendedKeyUsage=clientAuth"])
+    serverAndClient = try maker.make(
+      "server-and-client", subject: "/CN=localhost",
+      extensions: [serverNames, "extendedKeyUsage=serverAuth,clientAuth"])
   }
 }
 

@@ -1,0 +1,217 @@
+import Foundation
+import TestSupport
+import Testing
+import Tether
+
+@testable import TetherHTTP
+
+/// `https` through `HTTPClient` on the engine, against a real nginx serving certificates made
+/// at test time: what a user of an `https` API relies on (trust, refusals that say why,
+/// kept-alive connections, streams, `.http` keys), and the URLSession fallback where OpenSSL
+/// cannot be loaded.
+@Suite(
+  "HTTPS on the engine against nginx",
+  .enabled(
+    if: NginxServer.executable != nil && TestCertificateAuthority.executable != nil,
+    "nginx or openssl is not installed; run Scripts/install-test-deps"),
+  .enabled(if: (try? OpenSSLLibrary.shared.get()) != nil, "libssl.so.3 cannot be loaded"),
+  .serialized, .heavy)
+struct HTTPSEngineTests {
+  let authority: TestCertificateAuthority
+
+  init() async throws {
+    authority = try await TestCertificateAuthority.shared()
+  }
+
+  private func client(_ nginx: NginxTLSServer, trusting: Bool = true) -> HTTPClient {
+    HTTPClient(
+      baseURL: nginx.baseURL, timeout: .seconds(10),
+      trustedCertificates: trusting ? [authority.certificatePEM] : [], proxy: .none)
+  }
+
+  private func get(
+    _ client: HTTPClient, _ path: String
+  ) async throws(HTTPError)
+    -> HTTPResponseMessage
+  {
+    try await client.response(
+      for: HTTPRequest(url: client.baseURL.appendingPathComponent(path)))
+  }
+
+  @Test(arguments: ["127.0.0.1", "localhost"])
+  func aTrustedServerAnswersAGet(host: String) async throws {
+    let nginx = try await NginxTLSServer.start(certificate: authority.server)
+    try nginx.publish("hello over TLS", as: "hello.txt")
+    let client = HTTPClient(
+      baseURL: URL(string: "https://\(host):\(nginx.port)")!, timeout: .seconds(10),
+      trustedCertificates: [authority.certificatePEM], proxy: .none)
+    let response = try await get(client, "hello.txt")
+    #expect(response.status == 200)
+    #expect(String(decoding: response.body, as: UTF8.self) == "hello over TLS")
+    await nginx.stop()
+  }
+
+  /// Untrusted, for another host, expired: each is refused before a byte of the request is
+  /// sent, with a typed error whose reason says which.
+  @Test(arguments: [
+    (Certificate.untrusted, "certificate not trusted (self-signed or unknown issuer)"),
+    (Certificate.otherHost, "certificate is for another host"),
+    (Certificate.expired, "certificate expired"),
+  ])
+  func aBadCertificateIsRefusedWithItsReason(
+    certificate: Certificate, reason: String
+  )
+    async throws
+  {
+    let identity =
+      switch certificate {
+      case .untrusted: authority.server
+      case .otherHost: authority.otherHostServer
+      case .expired: authority.expiredServer
+      }
+    let nginx = try await NginxTLSServer.start(certificate: identity)
+    try nginx.publish("secret", as: "secret.txt")
+    let client = client(nginx, trusting: certificate != .untrusted)
+    let url = nginx.baseURL.appendingPathComponent("secret.txt")
+    await #expect(throws: HTTPError.unreachable(url: url.absoluteString, reason: reason)) {
+      try await client.response(for: HTTPRequest(url: url))
+    }
+    await nginx.stop()
+  }
+
+  /// A refused certificate is refused again on every attempt: the retry policy gives up at
+  /// once instead of waiting out its back-off.
+  @Test func aRefusedCertificateIsNotRetried() {
+    for failure in [
+      TLSFailure.certificateExpired, .certificateHostMismatch, .certificateUntrusted("x"),
+      .invalidConfiguration("no PEM certificate found"),
+    ] {
+      #expect(!HTTPRetryPolicy.isTransient(failure.httpError(url: "https://a")))
+    }
+    #expect(
+      HTTPRetryPolicy.isTransient(.unreachable(url: "https://a", reason: "connection refused")))
+  }
+
+  enum Certificate: Sendable, CustomStringConvertible {
+    case untrusted, otherHost, expired
+    var description: String {
+      switch self {
+      case .untrusted: "an authority not trusted"
+      case .otherHost: "another host's certificate"
+      case .expired: "an expired certificate"
+      }
+    }
+  }
+
+  @Test(arguments: [false, true])
+  func requestsInTurnShareOneKeptAliveConnection(sessionTickets: Bool) async throws {
+    let nginx = try await NginxTLSServer.start(
+      certificate: authority.server, sessionTickets: sessionTickets)
+    try nginx.publish("one", as: "one.txt")
+    let client = client(nginx)
+    var connections: [String] = []
+    for _ in 0..<5 {
+      let response = try await get(client, "one.txt")
+      #expect(response.status == 200)
+      connections.append(response.header("X-Connection") ?? "none")
+    }
+    // One handshake, one connection: nginx numbered every answer's connection the same.
+    #expect(Set(connections).count == 1, "connections: \(connections)")
+    // Idle long enough for whatever TLS sends after the handshake (session tickets) to
+    // arrive: the connection stays idle and is reused.
+    try await Task.sleep(for: .milliseconds(200))
+    let later = try await get(client, "one.txt")
+    #expect(later.header("X-Connection") == connections.first)
+    await nginx.stop()
+  }
+
+  /// Through `HTTPClient`: a new client's first GET pays the connection and the handshake,
+  /// the next ones ride the kept-alive connection. The medians are printed for the docs.
+  @Test func aNewConnectionPaysTheHandshakeAKeptAliveOneDoesNot() async throws {
+    let nginx = try await NginxTLSServer.start(certificate: authority.server)
+    try nginx.publish(String(repeating: "x", count: 1024), as: "1k.txt")
+    let clock = ContinuousClock()
+    var fresh: [Duration] = []
+    var reused: [Duration] = []
+    for _ in 0..<10 {
+      let client = client(nginx)  // the TLS context is the process's, cached
+      var start = clock.now
+      #expect(try await get(client, "1k.txt").body.count == 1024)
+      fresh.append(clock.now - start)
+      start = clock.now
+      #expect(try await get(client, "1k.txt").body.count == 1024)
+      reused.append(clock.now - start)
+    }
+    await nginx.stop()
+    func median(_ values: [Duration]) -> Double {
+      let middle = values.sorted()[values.count / 2]
+      return Double(middle.components.attoseconds) / 1e15 + Double(middle.components.seconds) * 1e3
+    }
+    print(
+      "HTTPS through HTTPClient (medians of 10): new connection + GET 1 KiB "
+        + "\(median(fresh)) ms; GET 1 KiB on the kept-alive connection \(median(reused)) ms")
+    #expect(median(reused) < median(fresh))
+  }
+
+  @Test func serverSentEventsArriveOverTLS() async throws {
+    let nginx = try await NginxTLSServer.start(certificate: authority.server)
+    try nginx.publish("id: 1\ndata: first\n\nid: 2\ndata: second\n\n", as: "events.sse")
+    let client = client(nginx)
+    var received: [String] = []
+    for try await event in client.serverSentEvents(
+      for: HTTPRequest(url: nginx.baseURL.appendingPathComponent("events.sse")))
+    {
+      received.append(event.data)
+    }
+    #expect(received == ["first", "second"])
+    await nginx.stop()
+  }
+
+  @Test func anHTTPKeyLoadsOverTLS() async throws {
+    let nginx = try await NginxTLSServer.start(certificate: authority.server)
+    try nginx.publish(json(Item(id: 7, name: "secure")), as: "7.json")
+    let client = client(nginx)
+    let endpoint = Endpoint<ItemPath, NoBody, Item>.get("/{id}.json")
+    @SharedReader(.http(endpoint, ItemPath(id: "7"), client: client, every: .seconds(60)))
+    var item = Item(id: 0, name: "default")
+    try await waitUntil("the value loaded over TLS") { item.name == "secure" }
+    #expect($item.loadError == nil)
+    await nginx.stop()
+  }
+
+  /// The forced fault: the libraries named do not exist, as on a machine without OpenSSL 3,
+  /// so `https` goes through URLSession. It still ends in a typed error (URLSession trusts the
+  /// system store only, so the test's authority is refused), and the executor checks the
+  /// method token before that transport too.
+  @Test func forcedFaultWithoutOpenSSLHTTPSFallsBackToURLSession() async throws {
+    let nginx = try await NginxTLSServer.start(certificate: authority.server)
+    try nginx.publish("hello", as: "hello.txt")
+    let client = HTTPClient(
+      baseURL: nginx.baseURL, timeout: .seconds(10),
+      trustedCertificates: [authority.certificatePEM], proxy: .none,
+      openSSLLibraries: ("libssl-missing.so.0", "libcrypto-missing.so.0"),
+      plainHTTPOverSockets: true)
+    #expect(client.executor.engine?.carries(nginx.baseURL) == false)
+    do {
+      _ = try await get(client, "hello.txt")
+      Issue.record("URLSession accepted a certificate the system does not trust")
+    } catch {
+      guard case .unreachable = error else {
+        Issue.record("expected unreachable, got \(error)")
+        return
+      }
+    }
+    let injected = HTTPRequest(
+      method: HTTPMethod(rawValue: "GET /x HTTP/1.1\r\nX-Injected: 1\r\nX-B:"),
+      url: nginx.baseURL.appendingPathComponent("hello.txt"))
+    let refusal = await #expect(throws: HTTPError.self) {
+      try await client.response(for: injected)
+    }
+    guard case .invalidRequest(let reason) = refusal else {
+      Issue.record("expected invalidRequest, got \(String(describing: refusal))")
+      return
+    }
+    #expect(reason.contains("is not a token"))
+    await nginx.stop()
+  }
+}
