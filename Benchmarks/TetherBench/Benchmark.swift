@@ -5,6 +5,11 @@ struct Benchmark: Sendable {
     /// Runs `body(n)` and times it; the sample is the elapsed time divided by `n`, in
     /// nanoseconds per operation. The body returns a checksum so the work cannot be removed.
     case perOperation(operations: Int, body: @Sendable (Int) async throws -> UInt64)
+    /// As `perOperation`, but the clock runs only from the body's `start()` call: for
+    /// scenarios whose setup (a server, a registration, a first full answer) is not part of
+    /// the steady-state operation they measure.
+    case perOperationAfterSetup(
+      operations: Int, body: @Sendable (Int, Stopwatch) async throws -> UInt64)
     /// Returns one sample per call, already in the unit of the ns column (nanoseconds, or a
     /// count for scenarios that count events), plus a checksum.
     case custom(body: @Sendable () async throws -> (sample: Double, checksum: UInt64))
@@ -27,6 +32,16 @@ struct Benchmark: Sendable {
   }
 
   init(
+    _ id: String, baseline: String? = nil, note: String = "", operations: Int,
+    afterSetup body: @escaping @Sendable (Int, Stopwatch) async throws -> UInt64
+  ) {
+    self.id = id
+    self.baseline = baseline
+    self.note = note
+    self.measure = .perOperationAfterSetup(operations: operations, body: body)
+  }
+
+  init(
     _ id: String, baseline: String? = nil, note: String = "",
     custom body: @escaping @Sendable () async throws -> (sample: Double, checksum: UInt64)
   ) {
@@ -35,4 +50,15 @@ struct Benchmark: Sendable {
     self.note = note
     self.measure = .custom(body: body)
   }
+}
+
+/// Where a `perOperationAfterSetup` body starts the clock (right before its loop) and stops
+/// it (right after, before its teardown).
+final class Stopwatch: @unchecked Sendable {
+  // Written by the one task that runs the body, read after it returns.
+  private(set) var started: ContinuousClock.Instant?
+  private(set) var stopped: ContinuousClock.Instant?
+
+  func start() { started = ContinuousClock.now }
+  func stop() { stopped = ContinuousClock.now }
 }

@@ -148,6 +148,14 @@ struct BenchRunner {
       var sum: UInt64 = 0
       let elapsed = try await clock.measure { sum = try await body(n) }
       return (Double(elapsed.nanoseconds) / Double(n), sum)
+    case .perOperationAfterSetup(let operations, let body):
+      let n = options.quick ? max(1, operations / 10) : operations
+      let stopwatch = Stopwatch()
+      let sum = try await body(n, stopwatch)
+      guard let started = stopwatch.started, let end = stopwatch.stopped else {
+        fatalError("a scenario measured after its setup did not call start() and stop()")
+      }
+      return (Double((end - started).nanoseconds) / Double(n), sum)
     case .custom(let body):
       return try await body()
     }
