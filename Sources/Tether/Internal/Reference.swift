@@ -54,6 +54,9 @@ final class Reference<Value: Sendable>: MutableReference {
     /// `SaveContext.version`. Read in the critical section that ran the body, so an external
     /// change waiting for the lock cannot slip in between (see DESIGN "Versions").
     @usableFromInline var storedVersion: SharedVersion?
+    /// The versions this reference's own saves wrote since the last version delivered by the
+    /// key (for keys that resume saves with the version they wrote).
+    var lineage = SaveLineage()
 
     @usableFromInline init(value: Value) { self.value = value }
   }
@@ -448,15 +451,24 @@ final class Reference<Value: Sendable>: MutableReference {
       completion?(.success(()))
       return
     }
+    // A version only this reference's own saves replaced since: go on over the newest of them.
+    var context = context
+    if let derived = context.version {
+      context.version = state.withLock { $0.lineage.base(derivedFrom: derived) }
+    }
+    let base = context.version
     // Weak: a pending save must not keep the reference alive, or releasing the last holder
     // would not cancel the subscription, which is the key's cue to flush pending writes.
     let continuation = SaveContinuation(
       observer: issueObserver,
-      basis: basis.flatMap { applied in changes.map { SaveBasis(changes: $0, applied: applied) } }
-    ) { [weak self] result in
-      self?.finishSave(sequence: sequence, result: result)
-      completion?(result)
-    }
+      basis: basis.flatMap { applied in changes.map { SaveBasis(changes: $0, applied: applied) } },
+      versioned: { [weak self] outcome in
+        if let written = outcome.version, case .success = outcome.outcome {
+          self?.state.withLock { $0.lineage.ownWrite(derivedFrom: base, wrote: written) }
+        }
+        self?.finishSave(sequence: sequence, result: outcome.outcome)
+        completion?(outcome.outcome)
+      })
     writer.save(value, context: context, continuation: continuation)
   }
 
@@ -695,6 +707,7 @@ final class Reference<Value: Sendable>: MutableReference {
       if external { state.externalApplied &+= 1 }
       if let storedVersion, version == nil || version == state.version {
         state.storedVersion = storedVersion
+        state.lineage.external(storedVersion)
       }
       var outcome = ApplyOutcome()
       outcome.observable = state.observable
