@@ -35,6 +35,14 @@ struct SaveLineageTests {
     #expect(lineage.base(derivedFrom: v[3]) == v[3])
   }
 
+  @Test func readingBackOurNewestWriteKeepsTheRun() {
+    var lineage = SaveLineage()
+    lineage.external(v[1])
+    lineage.ownWrite(derivedFrom: v[1], wrote: v[2])
+    lineage.external(v[2])
+    #expect(lineage.base(derivedFrom: v[1]) == v[2])
+  }
+
   @Test func aVersionTheRunNeverHadIsLeftAlone() {
     var lineage = SaveLineage()
     lineage.external(v[2])

@@ -19,8 +19,11 @@ package struct SaveLineage: Sendable, Equatable {
 
   package init() {}
 
-  /// Someone else's version (or a fresh read) is now the newest: the run starts again there.
+  /// A version read or delivered from storage is now the newest: unless it is the run's own
+  /// newest (a fresh read of our last write), it is someone else's, and the run starts again
+  /// there.
   package mutating func external(_ version: SharedVersion?) {
+    if let version, version == latest { return }
     superseded.removeAll(keepingCapacity: true)
     latest = version
   }
