@@ -18,7 +18,9 @@ import TetherEtcd
 let arguments = Array(CommandLine.arguments.dropFirst())
 guard arguments.count == 4, let number = Int(arguments[3]) else {
   FileHandle.standardError.write(
-    Data("usage: tether-etcd-child increment|hold ENDPOINTS KEY NUMBER\n".utf8))
+    Data(
+      ("usage: tether-etcd-child increment|hold|watch-many|spin-increment|set "
+        + "ENDPOINTS KEY NUMBER\n").utf8))
   exit(2)
 }
 let cluster = EtcdCluster(
@@ -60,7 +62,7 @@ do {
     let outcome =
       switch $value.saveError {
       case nil: "none"
-      case EtcdError.conflict? : "conflict"
+      case EtcdError.conflict?: "conflict"
       case let error?: "other: \(error)"
       }
     say("result \(value) \(outcome)")

@@ -63,7 +63,8 @@ final class ReferenceRegistry: Sendable {
       (continuation: CheckedContinuation<Versioned<Result<K.Value?, any Error>>, Never>) in
       key.load(
         context: .userInitiated,
-        continuation: LoadContinuation(observer: observer, versioned: { continuation.resume(returning: $0) }))
+        continuation: LoadContinuation(
+          observer: observer, versioned: { continuation.resume(returning: $0) }))
     }
     guard let loaded = try result.outcome.get() else {
       throw SharedLoadError.notFound(key: "\(key)")

@@ -285,7 +285,9 @@ final class Validators: Sendable {
 
   /// Records a representation this key's own save stored, written over `base`.
   @discardableResult
-  func recordOwnWrite(_ response: HTTPResponseMessage, over base: SharedVersion?)
+  func recordOwnWrite(
+    _ response: HTTPResponseMessage, over base: SharedVersion?
+  )
     -> SharedVersion?
   {
     let version = SharedVersion(validatorsOf: response)
