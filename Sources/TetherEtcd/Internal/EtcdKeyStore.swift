@@ -554,9 +554,10 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
                 failure: [EtcdTxn.range(key), EtcdTxn.range(receiptKey)])
             }
           } catch {
-            // Any transient failure may still commit later (a leader without quorum keeps the
-            // entry in its log): the token tells, when the key is read again.
-            if error.isTransient { uncertain[token] = value }
+            // A lost answer may still commit later (a leader without quorum keeps the entry in
+            // its log): the token tells, when the key is read again. `unavailable` means no
+            // member took the request (refused, or no leader), so nothing can land.
+            if error.isTransient, !error.isUnavailable { uncertain[token] = value }
             throw error
           }
           if result.succeeded {
