@@ -56,7 +56,34 @@ func run() async throws -> Bool {
   print(
     "6. Unreadable text keeps the value (\(count)) and sets loadError: \($count.loadError.map { "\($0)" } ?? "nil")"
   )
-  return $count.loadError != nil
+  guard $count.loadError != nil else { return false }
+  return await versions()
+}
+
+/// A versioned strategy (RevisionKey.swift): a change made before someone else's write
+/// arrived is refused, not written over it.
+func versions() async -> Bool {
+  let store = RevisionStore()
+  @Shared(RevisionKey(name: "stock", store: store)) var stock = 10
+  $stock.withLock { $0 -= 1 }
+  $stock.withLock { $0 -= 1 }
+  print("7. Two saves over their own revisions: stock \(stock), store \(store.read("stock"))")
+
+  $stock.withLock { stock in
+    // Another machine writes while this body runs; the news of it waits for the lock.
+    _ = try? store.write("stock", "100")
+    stock -= 1
+  }
+  let deadline = ContinuousClock.now + .seconds(5)
+  while stock != 100 || $stock.saveError == nil, ContinuousClock.now < deadline {
+    await Task.yield()
+  }
+  print(
+    "8. A change derived from revision 2 after revision 3 was written is refused: stock "
+      + "\(stock), store \(store.read("stock")), saveError: \($stock.saveError.map { "\($0)" } ?? "nil")"
+  )
+  return stock == 100 && $stock.saveError is RevisionStore.Conflict
+    && store.read("stock").text == "100"
 }
 
 let succeeded = try await run()

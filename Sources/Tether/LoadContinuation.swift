@@ -10,7 +10,7 @@
 /// The resume methods' `fileID` and `line` parameters locate a misuse: leave them to their
 /// defaults, and a second resume is reported at the line that made it (see `TetherIssue`).
 public struct LoadContinuation<Value: Sendable>: Sendable {
-  let box: ContinuationBox<Result<Value?, any Error>>
+  let box: ContinuationBox<Versioned<Result<Value?, any Error>>>
 
   /// Creates a continuation that reports its result to `callback`. A `nil` success means
   /// "use the initial value". Tether creates these; custom tests of a key may too.
@@ -34,28 +34,63 @@ public struct LoadContinuation<Value: Sendable>: Sendable {
     observer: IssueReporting.Observer?, name: String? = nil,
     _ callback: @escaping @Sendable (Result<Value?, any Error>) -> Void
   ) {
+    self.init(observer: observer, name: name, versioned: { callback($0.outcome) })
+  }
+
+  /// A continuation whose callback also gets the version the key handed over.
+  init(
+    observer: IssueReporting.Observer?, name: String? = nil,
+    versioned callback: @escaping @Sendable (Versioned<Result<Value?, any Error>>) -> Void
+  ) {
     box = ContinuationBox(
       name: { name ?? "LoadContinuation<\(Value.self)>" }, observer: observer,
-      abandoned: { .failure(ContinuationNotResumed()) }, callback: callback)
+      abandoned: { Versioned(.failure(ContinuationNotResumed())) }, callback: callback)
   }
 
   /// Resumes with a loaded value.
   public func resume(returning value: Value, fileID: StaticString = #fileID, line: UInt = #line) {
-    box.resume(.success(value), fileID: fileID, line: line)
+    box.resume(Versioned(.success(value)), fileID: fileID, line: line)
+  }
+  /// Resumes with a loaded value and the stored version it has (see ``SharedVersion``): the
+  /// holders keep the version with the value, and saves derived from it receive it in
+  /// ``SaveContext/version``.
+  public func resume(
+    returning value: Value, version: SharedVersion?, fileID: StaticString = #fileID,
+    line: UInt = #line
+  ) {
+    box.resume(Versioned(.success(value), version: version), fileID: fileID, line: line)
   }
   /// Resumes with a failure; the holder keeps its value and sets `loadError`.
   public func resume(throwing error: any Error, fileID: StaticString = #fileID, line: UInt = #line)
   {
-    box.resume(.failure(error), fileID: fileID, line: line)
+    box.resume(Versioned(.failure(error)), fileID: fileID, line: line)
   }
   /// Resumes saying nothing is stored; the holder uses its declared default.
   public func resumeReturningInitialValue(fileID: StaticString = #fileID, line: UInt = #line) {
-    box.resume(.success(nil), fileID: fileID, line: line)
+    box.resume(Versioned(.success(nil)), fileID: fileID, line: line)
+  }
+  /// Resumes saying nothing is stored, at `version` (the version of "absent", for a key whose
+  /// writes can require that nothing is stored yet).
+  public func resumeReturningInitialValue(
+    version: SharedVersion?, fileID: StaticString = #fileID, line: UInt = #line
+  ) {
+    box.resume(Versioned(.success(nil), version: version), fileID: fileID, line: line)
   }
   /// Resumes with a result: a value, `nil` for the initial value, or an error.
   public func resume(
     with result: Result<Value?, any Error>, fileID: StaticString = #fileID, line: UInt = #line
   ) {
-    box.resume(result, fileID: fileID, line: line)
+    box.resume(Versioned(result), fileID: fileID, line: line)
+  }
+}
+
+/// An outcome with the stored version a key handed over with it.
+struct Versioned<Outcome: Sendable>: Sendable {
+  var outcome: Outcome
+  var version: SharedVersion?
+
+  init(_ outcome: Outcome, version: SharedVersion? = nil) {
+    self.outcome = outcome
+    self.version = version
   }
 }

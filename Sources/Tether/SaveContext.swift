@@ -1,7 +1,44 @@
-/// Why a key is being asked to save.
-public enum SaveContext: Hashable, Sendable {
+/// Why a key is being asked to save, and what the saved value was derived from.
+///
+/// Match the reason with `switch context.reason` (or `if case .didSet = context`). A key whose
+/// storage has versions writes conditionally on ``version``: the version current when the
+/// mutating body ran, captured under the value's lock, so a change of someone else's that
+/// arrived while the body ran (or while an earlier save was in flight) is never overwritten.
+///
+/// ```swift
+/// func save(_ value: Value, context: SaveContext, continuation: SaveContinuation) {
+///   // write only if the stored version is still `context.version`, else report a conflict
+/// }
+/// ```
+public struct SaveContext: Hashable, Sendable {
+  /// Why a save happens.
+  public enum Reason: Hashable, Sendable {
+    /// The value changed through `withLock`; a key may throttle or coalesce these saves.
+    case didSet
+    /// A holder called `save()`; the key should write at once.
+    case userInitiated
+  }
+
+  /// Why the key is asked to save.
+  public var reason: Reason
+  /// The version of the stored value this value was derived from, as the key handed it over
+  /// with a load or a subscription's yield; `nil` when the key never gave one (keys without
+  /// versions, or nothing loaded yet).
+  public var version: SharedVersion?
+
+  /// A context for `reason`, derived from `version`.
+  public init(_ reason: Reason, version: SharedVersion? = nil) {
+    self.reason = reason
+    self.version = version
+  }
+
   /// The value changed through `withLock`; a key may throttle or coalesce these saves.
-  case didSet
+  public static var didSet: SaveContext { SaveContext(.didSet) }
   /// A holder called `save()`; the key should write at once.
-  case userInitiated
+  public static var userInitiated: SaveContext { SaveContext(.userInitiated) }
+
+  /// Matches by reason, whatever the version: `if case .didSet = context { … }`.
+  public static func ~= (pattern: SaveContext, value: SaveContext) -> Bool {
+    pattern.reason == value.reason
+  }
 }

@@ -7,7 +7,7 @@
 /// The resume methods' `fileID` and `line` parameters locate a misuse: leave them to their
 /// defaults, and a second resume is reported at the line that made it (see `TetherIssue`).
 public struct SaveContinuation: Sendable {
-  let box: ContinuationBox<Result<Void, any Error>>
+  let box: ContinuationBox<Versioned<Result<Void, any Error>>>
   /// For a `.didSet` save made by a reference: what its value was made from.
   let basis: SaveBasis?
 
@@ -32,25 +32,44 @@ public struct SaveContinuation: Sendable {
     observer: IssueReporting.Observer?, name: String? = nil, basis: SaveBasis? = nil,
     _ callback: @escaping @Sendable (Result<Void, any Error>) -> Void
   ) {
+    self.init(observer: observer, name: name, basis: basis, versioned: { callback($0.outcome) })
+  }
+
+  /// A continuation whose callback also gets the version the key says it wrote.
+  init(
+    observer: IssueReporting.Observer?, name: String? = nil, basis: SaveBasis? = nil,
+    versioned callback: @escaping @Sendable (Versioned<Result<Void, any Error>>) -> Void
+  ) {
     self.basis = basis
     box = ContinuationBox(
       name: { name ?? "SaveContinuation" }, observer: observer,
-      abandoned: { .failure(ContinuationNotResumed()) }, callback: callback)
+      abandoned: { Versioned(.failure(ContinuationNotResumed())) }, callback: callback)
   }
 
   /// Resumes saying the value was saved.
   public func resume(fileID: StaticString = #fileID, line: UInt = #line) {
-    box.resume(.success(()), fileID: fileID, line: line)
+    box.resume(Versioned(.success(())), fileID: fileID, line: line)
+  }
+  /// Resumes saying the value was saved as `version` (see ``SharedVersion``).
+  ///
+  /// Tether remembers that this process wrote it: a later save derived from the version this
+  /// one replaced gets `version` in ``SaveContext/version``, so it goes on over its own write
+  /// instead of failing against it. (It can only do so for saves made after this resume; a
+  /// key that starts the next write before this one is answered maps versions itself.)
+  public func resume(
+    version: SharedVersion, fileID: StaticString = #fileID, line: UInt = #line
+  ) {
+    box.resume(Versioned(.success(()), version: version), fileID: fileID, line: line)
   }
   /// Resumes with a failure; the holder keeps its in-memory value and sets `saveError`.
   public func resume(throwing error: any Error, fileID: StaticString = #fileID, line: UInt = #line)
   {
-    box.resume(.failure(error), fileID: fileID, line: line)
+    box.resume(Versioned(.failure(error)), fileID: fileID, line: line)
   }
   /// Resumes with a result.
   public func resume(
     with result: Result<Void, any Error>, fileID: StaticString = #fileID, line: UInt = #line
   ) {
-    box.resume(result, fileID: fileID, line: line)
+    box.resume(Versioned(result), fileID: fileID, line: line)
   }
 }

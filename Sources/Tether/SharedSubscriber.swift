@@ -14,7 +14,7 @@ public struct SharedSubscriber<Value: Sendable>: Sendable {
     case loading(Bool)
   }
 
-  let callback: @Sendable (Event) -> Void
+  let callback: @Sendable (Event, SharedVersion?) -> Void
   /// Set by a reference: lets a storage count the changes it delivers (see `SaveBasis`).
   let changes: ExternalChanges?
 
@@ -24,6 +24,14 @@ public struct SharedSubscriber<Value: Sendable>: Sendable {
   }
 
   init(changes: ExternalChanges?, _ callback: @escaping @Sendable (Event) -> Void) {
+    self.init(changes: changes, versioned: { event, _ in callback(event) })
+  }
+
+  /// A subscriber whose callback also gets the version the key handed over with a value.
+  init(
+    changes: ExternalChanges?,
+    versioned callback: @escaping @Sendable (Event, SharedVersion?) -> Void
+  ) {
     self.callback = callback
     self.changes = changes
   }
@@ -46,13 +54,20 @@ public struct SharedSubscriber<Value: Sendable>: Sendable {
   }
 
   /// Reports a new stored value; holders take it without saving it back.
-  public func yield(_ value: Value) { callback(.value(value)) }
+  public func yield(_ value: Value) { callback(.value(value), nil) }
+  /// Reports a new stored value at `version` (see ``SharedVersion``): holders take both, and
+  /// saves derived from this value receive `version` in ``SaveContext/version``.
+  public func yield(_ value: Value, version: SharedVersion?) { callback(.value(value), version) }
   /// Reports a failure; holders keep their value and set `loadError`.
-  public func yield(throwing error: any Error) { callback(.failure(error)) }
+  public func yield(throwing error: any Error) { callback(.failure(error), nil) }
   /// Reports that the stored value was deleted; holders return to their declared default.
-  public func yieldReturningInitialValue() { callback(.initialValue) }
+  public func yieldReturningInitialValue() { callback(.initialValue, nil) }
+  /// Reports that the stored value was deleted, at `version` (the version of "absent").
+  public func yieldReturningInitialValue(version: SharedVersion?) {
+    callback(.initialValue, version)
+  }
   /// Reports whether the key is loading.
-  public func yieldLoading(_ isLoading: Bool = true) { callback(.loading(isLoading)) }
+  public func yieldLoading(_ isLoading: Bool = true) { callback(.loading(isLoading), nil) }
   /// Reports a value, `nil` for the initial value, or an error.
   public func yield(with result: Result<Value?, any Error>) {
     switch result {

@@ -53,6 +53,11 @@ public enum EtcdError: Error, Equatable, Sendable, CustomStringConvertible, Loca
   /// The same sentence as ``description``.
   public var errorDescription: String? { description }
 
+  /// Whether no endpoint took the request (so a write was not proposed).
+  var isUnavailable: Bool {
+    if case .unavailable = self { true } else { false }
+  }
+
   /// Whether a later attempt may succeed (the cluster was unreachable or the outcome is
   /// unknown), as opposed to an answer that will not change.
   var isTransient: Bool {

@@ -8,11 +8,19 @@ import TetherEtcd
 //   tether-etcd-child hold ENDPOINTS KEY TTL          write "alive" under a lease, "held", wait
 //   tether-etcd-child watch-many ENDPOINTS PREFIX N   hold N Int keys PREFIX/0…, print
 //     "counts THREADS SOCKETS THREADS SOCKETS" (before, after), then "value I V" per change
+//   tether-etcd-child spin-increment ENDPOINTS KEY MS hold an Int key; print "ready VALUE"
+//     once loaded; on the line "go", withLock { print "spinning"; busy MS ms; $0 += 1 }, print
+//     "spun"; then "result VALUE ERROR" once saveError is set (ERROR: conflict, other: …) or
+//     after 5 s without one (ERROR: none)
+//   tether-etcd-child set ENDPOINTS KEY VALUE  hold an Int key; print "ready VALUE" once
+//     loaded; on "go", withLock { $0 = VALUE } and print "saved" once etcd holds it
 // ENDPOINTS is a comma-separated list of client URLs.
 let arguments = Array(CommandLine.arguments.dropFirst())
 guard arguments.count == 4, let number = Int(arguments[3]) else {
   FileHandle.standardError.write(
-    Data("usage: tether-etcd-child increment|hold ENDPOINTS KEY NUMBER\n".utf8))
+    Data(
+      ("usage: tether-etcd-child increment|hold|watch-many|spin-increment|set "
+        + "ENDPOINTS KEY NUMBER\n").utf8))
   exit(2)
 }
 let cluster = EtcdCluster(
@@ -35,6 +43,42 @@ do {
     // Holds the lease (its keep-alive runs in the key's own task) until the test kills this
     // process: suspended on nothing, never resumed, rather than a timer.
     await withUnsafeContinuation { (_: UnsafeContinuation<Void, Never>) in }
+  case "spin-increment":
+    @Shared(.etcd(key, in: cluster)) var value = 0
+    while $value.isLoading { try await Task.sleep(for: .milliseconds(5)) }
+    say("ready \(value)")
+    guard readLine() == "go" else { exit(2) }
+    $value.withLock { value in
+      say("spinning")
+      let end = ContinuousClock.now + .milliseconds(number)
+      while ContinuousClock.now < end {}
+      value += 1
+    }
+    say("spun")
+    let deadline = ContinuousClock.now + .seconds(5)
+    while $value.saveError == nil, ContinuousClock.now < deadline {
+      try await Task.sleep(for: .milliseconds(10))
+    }
+    let outcome =
+      switch $value.saveError {
+      case nil: "none"
+      case EtcdError.conflict?: "conflict"
+      case let error?: "other: \(error)"
+      }
+    say("result \(value) \(outcome)")
+  case "set":
+    @Shared(.etcd(key, in: cluster)) var value = 0
+    while $value.isLoading { try await Task.sleep(for: .milliseconds(5)) }
+    say("ready \(value)")
+    guard readLine() == "go" else { exit(2) }
+    $value.withLock { $0 = number }
+    // Done when a fresh read of the cluster finds it (the holder's own save is asynchronous).
+    @SharedReader(.etcd(key, in: EtcdCluster(endpoints: cluster.endpoints))) var check = 0
+    while check != number {
+      try await $check.load()
+      if check != number { try await Task.sleep(for: .milliseconds(5)) }
+    }
+    say("saved")
   case "watch-many":
     let before = resources()
     let keys = (0..<number).map { Shared(wrappedValue: 0, .etcd("\(key)/\($0)", in: cluster)) }

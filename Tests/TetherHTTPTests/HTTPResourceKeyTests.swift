@@ -53,6 +53,37 @@ import TetherHTTP
     #expect(resource.acceptedWrites == 0)
   }
 
+  /// DESIGN "Versions": a representation of someone else's that the key polled while the
+  /// `withLock` body ran (its delivery waits for the lock) is not the base of the save: the
+  /// save carries `If-Match` of the version the body started from, and is refused.
+  @Test func aRepresentationPolledWhileTheBodyRunsMakesTheSaveAConflict() async throws {
+    let server = try TestHTTPServer()
+    let resource = WritableResource(json(Item(id: 1, name: "one")))
+    server.serve(resource, at: "/items/1")
+    let loaded = resource.document.etag
+    @Shared(Self.key(HTTPClient(baseURL: server.baseURL), every: .milliseconds(20)))
+    var item = Item(id: 0, name: "default")
+    try await waitUntil("the loaded value") { item.name == "one" }
+    $item.withLock { item in
+      resource.replace(with: json(Item(id: 1, name: "theirs")))  // another writer
+      // Runs until the key has polled the new representation (its answer is on the way).
+      let gets = server.requests(at: "/items/1").count
+      var deadline = ContinuousClock.now + .seconds(2)
+      while server.requests(at: "/items/1").count == gets, ContinuousClock.now < deadline {}
+      deadline = ContinuousClock.now + .milliseconds(100)
+      while ContinuousClock.now < deadline {}
+      item.name = "mine"
+    }
+    try await waitUntil("the conflict") {
+      if case .conflict? = $item.saveError as? HTTPError { return true } else { return false }
+    }
+    let put = try #require(server.requests(at: "/items/1").first { $0.method == "PUT" })
+    #expect(put.header("If-Match") == loaded)
+    try await waitUntil("the newer value") { item.name == "theirs" }
+    #expect(resource.document.text.contains("theirs"), "the stale change overwrote theirs")
+    #expect(resource.acceptedWrites == 0)
+  }
+
   @Test func updateIsExactAgainstAnotherWriterThroughRetriesOn412() async throws {
     let server = try TestHTTPServer()
     let resource = WritableResource(json(Item(id: 0, name: "counter")))

@@ -167,16 +167,15 @@ final class Holder<Value: Sendable>: MutableReference {
     for key: K, writer: () -> (any SharedKey<Value>)?, initialValue: Value,
     in registry: ReferenceRegistry
   ) async throws -> Reference<Value> {
-    let result = await withCheckedContinuation {
-      (continuation: CheckedContinuation<Result<Value?, any Error>, Never>) in
+    let versioned = await withCheckedContinuation {
+      (continuation: CheckedContinuation<Versioned<Result<Value?, any Error>>, Never>) in
       key.load(
         context: .initialValue(initialValue),
-        continuation: LoadContinuation(observer: IssueReporting.observer) {
-          continuation.resume(returning: $0)
-        })
+        continuation: LoadContinuation(
+          observer: IssueReporting.observer, versioned: { continuation.resume(returning: $0) }))
     }
     let loaded: Value?
-    switch result {
+    switch versioned.outcome {
     case .success(let value): loaded = value
     case .failure(let error):
       replaceState { Rekeying(current: $0?.current, root: $0?.root, loadError: error) }
@@ -184,10 +183,11 @@ final class Holder<Value: Sendable>: MutableReference {
       throw error
     }
     if let existing = registry.existing(for: key) {
-      if let loaded { existing.applyLoaded(loaded) }
+      if let loaded { existing.applyLoaded(loaded, storedVersion: versioned.version) }
       return existing
     }
     return registry.reference(
-      for: key, writer: writer, initialValue: { loaded ?? initialValue }, preloaded: true)
+      for: key, writer: writer, initialValue: { loaded ?? initialValue }, preloaded: true,
+      storedVersion: versioned.version)
   }
 }

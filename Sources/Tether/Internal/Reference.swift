@@ -16,12 +16,16 @@ final class Reference<Value: Sendable>: MutableReference {
   @usableFromInline
   enum Delivery: Sendable {
     /// The value changed to `value` (now at `version`); save it if `save` has a sequence.
-    /// `basis` counts the external changes applied when it was made.
-    case change(version: UInt64, value: Value, save: UInt64?, basis: UInt64)
+    /// `basis` counts the external changes applied when it was made, and `stored` is the key's
+    /// version it was derived from (both captured under the lock the body ran under).
+    case change(
+      version: UInt64, value: Value, save: UInt64?, basis: UInt64, stored: SharedVersion?)
     /// A listener joined; it gets `value` first.
     case initial(Listener<Value>, Value)
     /// `save()` was called.
-    case save(Value, sequence: UInt64, completion: @Sendable (Result<Void, any Error>) -> Void)
+    case save(
+      Value, stored: SharedVersion?, sequence: UInt64,
+      completion: @Sendable (Result<Void, any Error>) -> Void)
   }
 
   @usableFromInline
@@ -45,6 +49,14 @@ final class Reference<Value: Sendable>: MutableReference {
     @usableFromInline var subscription: SharedSubscription?
     /// External changes (values and deletions from the subscription) applied so far.
     @usableFromInline var externalApplied: UInt64 = 0
+    /// The key's version of the stored value `value` was derived from: set with each value the
+    /// key delivers (load, subscription), kept across local changes, handed to every save in
+    /// `SaveContext.version`. Read in the critical section that ran the body, so an external
+    /// change waiting for the lock cannot slip in between (see DESIGN "Versions").
+    @usableFromInline var storedVersion: SharedVersion?
+    /// The versions this reference's own saves wrote since the last version delivered by the
+    /// key (for keys that resume saves with the version they wrote).
+    var lineage = SaveLineage()
 
     @usableFromInline init(value: Value) { self.value = value }
   }
@@ -101,10 +113,12 @@ final class Reference<Value: Sendable>: MutableReference {
 
   init(
     initialValue: Value, key: (any SharedReaderKey<Value>)?, livesInReference: Bool,
-    writer: (any SharedKey<Value>)? = nil,
+    writer: (any SharedKey<Value>)? = nil, storedVersion: SharedVersion? = nil,
     unregister: (@Sendable (ObjectIdentifier) -> Void)? = nil
   ) {
-    self.state = Lock(State(value: initialValue))
+    var state = State(value: initialValue)
+    state.storedVersion = storedVersion
+    self.state = Lock(state)
     self.word = Atomic(Self.isWordSized ? Self.pack(initialValue) : 0)
     self.initialValue = initialValue
     self.reader = key
@@ -343,7 +357,7 @@ final class Reference<Value: Sendable>: MutableReference {
     return enqueue(
       .change(
         version: state.version, value: state.value, save: sequence,
-        basis: state.externalApplied), in: &state)
+        basis: state.externalApplied, stored: state.storedVersion), in: &state)
   }
 
   /// Called with `state`'s lock held.
@@ -401,12 +415,14 @@ final class Reference<Value: Sendable>: MutableReference {
   @inlinable
   func deliver(_ delivery: Delivery, to listeners: [Listener<Value>]) {
     switch delivery {
-    case .change(let version, let value, let save, let basis):
+    case .change(let version, let value, let save, let basis, let stored):
       // The save is handed to the key before any listener hears of the change: a process that
       // exits as soon as it sees its own value (at-exit flushing writes what keys were given)
       // must not lose the write.
       if let save {
-        callSave(value, context: .didSet, sequence: save, basis: basis, completion: nil)
+        callSave(
+          value, context: SaveContext(.didSet, version: stored), sequence: save, basis: basis,
+          completion: nil)
       }
       // `listeners` keeps every listener alive; borrowing them spares a retain and a release
       // per listener per change.
@@ -419,8 +435,10 @@ final class Reference<Value: Sendable>: MutableReference {
       }
     case .initial(let listener, let value):
       listener.receive(value)
-    case .save(let value, let sequence, let completion):
-      callSave(value, context: .userInitiated, sequence: sequence, completion: completion)
+    case .save(let value, let stored, let sequence, let completion):
+      callSave(
+        value, context: SaveContext(.userInitiated, version: stored), sequence: sequence,
+        completion: completion)
     }
   }
 
@@ -433,15 +451,24 @@ final class Reference<Value: Sendable>: MutableReference {
       completion?(.success(()))
       return
     }
+    // A version only this reference's own saves replaced since: go on over the newest of them.
+    var context = context
+    if let derived = context.version {
+      context.version = state.withLock { $0.lineage.base(derivedFrom: derived) }
+    }
+    let base = context.version
     // Weak: a pending save must not keep the reference alive, or releasing the last holder
     // would not cancel the subscription, which is the key's cue to flush pending writes.
     let continuation = SaveContinuation(
       observer: issueObserver,
-      basis: basis.flatMap { applied in changes.map { SaveBasis(changes: $0, applied: applied) } }
-    ) { [weak self] result in
-      self?.finishSave(sequence: sequence, result: result)
-      completion?(result)
-    }
+      basis: basis.flatMap { applied in changes.map { SaveBasis(changes: $0, applied: applied) } },
+      versioned: { [weak self] outcome in
+        if let written = outcome.version, case .success = outcome.outcome {
+          self?.state.withLock { $0.lineage.ownWrite(derivedFrom: base, wrote: written) }
+        }
+        self?.finishSave(sequence: sequence, result: outcome.outcome)
+        completion?(outcome.outcome)
+      })
     writer.save(value, context: context, continuation: continuation)
   }
 
@@ -480,7 +507,7 @@ final class Reference<Value: Sendable>: MutableReference {
       let drain = state.withLock { state -> DrainStart? in
         state.saveSequence &+= 1
         let delivery = Delivery.save(
-          state.value, sequence: state.saveSequence,
+          state.value, stored: state.storedVersion, sequence: state.saveSequence,
           completion: { continuation.resume(with: $0) })
         return enqueue(delivery, in: &state)
       }
@@ -570,13 +597,18 @@ final class Reference<Value: Sendable>: MutableReference {
       let version = beginLoad()
       reader.load(
         context: .initialValue(initialValue),
-        continuation: LoadContinuation(observer: issueObserver) { [weak self] result in
-          self?.finishLoad(result, startedAt: version, initial: true)
-        })
+        continuation: LoadContinuation(
+          observer: issueObserver,
+          versioned: { [weak self] loaded in
+            self?.finishLoad(
+              loaded.outcome, storedVersion: loaded.version, startedAt: version, initial: true)
+          }))
     }
     let subscription = reader.subscribe(
       context: .initialValue(initialValue),
-      subscriber: SharedSubscriber(changes: changes) { [weak self] event in self?.handle(event) })
+      subscriber: SharedSubscriber(
+        changes: changes,
+        versioned: { [weak self] event, stored in self?.handle(event, storedVersion: stored) }))
     let replaced = state.withLock { state in
       defer { state.subscription = subscription }
       return state.subscription
@@ -597,44 +629,50 @@ final class Reference<Value: Sendable>: MutableReference {
     guard let reader, !livesInReference else { return }
     let version = beginLoad()
     let observer = issueObserver
-    let result = await withCheckedContinuation {
-      (continuation: CheckedContinuation<Result<Value?, any Error>, Never>) in
+    let loaded = await withCheckedContinuation {
+      (continuation: CheckedContinuation<Versioned<Result<Value?, any Error>>, Never>) in
       reader.load(
         context: .userInitiated,
-        continuation: LoadContinuation(observer: observer) { result in
-          continuation.resume(returning: result)
-        })
+        continuation: LoadContinuation(
+          observer: observer, versioned: { continuation.resume(returning: $0) }))
     }
-    finishLoad(result, startedAt: version, initial: false)
-    if case .failure(let error) = result { throw error }
+    finishLoad(loaded.outcome, storedVersion: loaded.version, startedAt: version, initial: false)
+    if case .failure(let error) = loaded.outcome { throw error }
   }
 
   /// Applies a load result. A result is dropped if the value changed since the load began
   /// (a newer write or external update wins over an older read).
-  func finishLoad(_ result: Result<Value?, any Error>, startedAt version: UInt64, initial: Bool) {
+  func finishLoad(
+    _ result: Result<Value?, any Error>, storedVersion: SharedVersion?, startedAt version: UInt64,
+    initial: Bool
+  ) {
     switch result {
     case .success(let loaded):
       apply(
         loaded ?? (initial ? nil : initialValue), clearingLoadError: true,
-        onlyIfVersion: version, endLoading: true)
+        onlyIfVersion: version, endLoading: true, storedVersion: .some(storedVersion))
     case .failure(let error):
       setLoadError(error, endLoading: true)
     }
   }
 
   /// Takes a value a caller loaded from the key itself (`init(require:)`).
-  func applyLoaded(_ value: Value) {
-    apply(value, clearingLoadError: true, onlyIfVersion: nil, endLoading: false)
+  func applyLoaded(_ value: Value, storedVersion: SharedVersion?) {
+    apply(
+      value, clearingLoadError: true, onlyIfVersion: nil, endLoading: false,
+      storedVersion: .some(storedVersion))
   }
 
-  private func handle(_ event: SharedSubscriber<Value>.Event) {
+  private func handle(_ event: SharedSubscriber<Value>.Event, storedVersion: SharedVersion?) {
     switch event {
     case .value(let value):
-      apply(value, clearingLoadError: true, onlyIfVersion: nil, endLoading: false, external: true)
+      apply(
+        value, clearingLoadError: true, onlyIfVersion: nil, endLoading: false, external: true,
+        storedVersion: .some(storedVersion))
     case .initialValue:
       apply(
         initialValue, clearingLoadError: true, onlyIfVersion: nil, endLoading: false,
-        external: true)
+        external: true, storedVersion: .some(storedVersion))
     case .failure(let error):
       setLoadError(error, endLoading: false)
     case .loading(let loading):
@@ -658,12 +696,19 @@ final class Reference<Value: Sendable>: MutableReference {
   ///
   /// An `external` change (from the subscription) is counted in the same critical section
   /// that applies it, so a save knows whether its value was made before or after it.
+  /// `storedVersion` (when given) is the key's version of the delivered value: it replaces the
+  /// reference's in the same critical section, even if the value is equal, unless the load
+  /// is stale.
   private func apply(
     _ newValue: Value?, clearingLoadError: Bool, onlyIfVersion version: UInt64?,
-    endLoading: Bool, external: Bool = false
+    endLoading: Bool, external: Bool = false, storedVersion: SharedVersion?? = nil
   ) {
     let outcome = state.withLock { state -> ApplyOutcome in
       if external { state.externalApplied &+= 1 }
+      if let storedVersion, version == nil || version == state.version {
+        state.storedVersion = storedVersion
+        state.lineage.external(storedVersion)
+      }
       var outcome = ApplyOutcome()
       outcome.observable = state.observable
       if endLoading, state.isLoading {

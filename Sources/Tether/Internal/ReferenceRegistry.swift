@@ -15,7 +15,7 @@ final class ReferenceRegistry: Sendable {
   /// declaration's default is ignored while a reference exists.
   func reference<K: SharedReaderKey>(
     for key: K, writer: () -> (any SharedKey<K.Value>)?, initialValue: () -> K.Value,
-    preloaded: Bool = false
+    preloaded: Bool = false, storedVersion: SharedVersion? = nil
   ) -> Reference<K.Value> {
     let traits = KeyTraits.of(K.self)
     let id = KeyID(key.id)
@@ -32,7 +32,7 @@ final class ReferenceRegistry: Sendable {
     }
     let candidate = Reference<K.Value>(
       initialValue: initialValue(), key: key, livesInReference: traits.pinned, writer: writer(),
-      unregister: unregister)
+      storedVersion: storedVersion, unregister: unregister)
     let entry = KeyTableEntry(candidate, pinned: traits.pinned)
     let winner = tables.withLock { tables -> (any AnyRegisteredReference)? in
       let table = Self.table(for: traits.registryType, idType: KeyID<K.ID>.self, in: &tables)
@@ -60,17 +60,22 @@ final class ReferenceRegistry: Sendable {
   ) async throws -> Reference<K.Value> {
     let observer = IssueReporting.observer(naming: key)
     let result = await withCheckedContinuation {
-      (continuation: CheckedContinuation<Result<K.Value?, any Error>, Never>) in
+      (continuation: CheckedContinuation<Versioned<Result<K.Value?, any Error>>, Never>) in
       key.load(
         context: .userInitiated,
-        continuation: LoadContinuation(observer: observer) { continuation.resume(returning: $0) })
+        continuation: LoadContinuation(
+          observer: observer, versioned: { continuation.resume(returning: $0) }))
     }
-    guard let loaded = try result.get() else { throw SharedLoadError.notFound(key: "\(key)") }
+    guard let loaded = try result.outcome.get() else {
+      throw SharedLoadError.notFound(key: "\(key)")
+    }
     if let existing = existing(for: key) {
-      existing.applyLoaded(loaded)
+      existing.applyLoaded(loaded, storedVersion: result.version)
       return existing
     }
-    return reference(for: key, writer: writer, initialValue: { loaded }, preloaded: true)
+    return reference(
+      for: key, writer: writer, initialValue: { loaded }, preloaded: true,
+      storedVersion: result.version)
   }
 
   /// The live reference for `key`, if any.

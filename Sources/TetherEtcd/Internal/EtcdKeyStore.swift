@@ -10,8 +10,14 @@ import TetherHTTP
 ///   range read at revision R, a watch event at revision R and our own write at revision R all
 ///   go through ``observe(_:_:)``, which ignores anything at or below `knownAt`: so no change
 ///   is applied twice, and an echo of our own write is not delivered back to the holders.
-/// - `modRevision` is the version a compare-and-swap save must find: the newest version this
-///   process has seen (it is recorded before holders are told of it).
+/// - `modRevision` is the newest version this process has seen (recorded before holders are
+///   told of it, and handed to them as the value's `SharedVersion`).
+/// - `chainStart` is the newest version written by someone else; every version from it to
+///   `modRevision` is this process's own. A save derived from a version in that run writes
+///   over `modRevision` (only our own writes came since); one derived from an older version
+///   writes over that older version, so its compare fails: it never saw the newer value.
+/// - `unresolved` holds the bytes of writes whose outcome is unknown (they may still land):
+///   a version holding them that appears later is this process's own, not someone else's.
 /// - Writes (saves, updates, the final lease revoke) run one at a time, in call order.
 final class EtcdKeyStore<Value: Sendable>: Sendable {
   let cluster: EtcdCluster
@@ -41,8 +47,10 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
     var saveGeneration: UInt64 = 0
     var pendingWrites = 0
     var wroteReceipt = false
-    /// How many versions written by others this process has seen.
-    var externalChanges: UInt64 = 0
+    /// The newest version written by someone else (see the invariants above).
+    var chainStart: Int64?
+    /// Bytes of saves whose outcome is unknown, oldest first (see the invariants above).
+    var unresolved: [Data] = []
     /// The bytes of the write in flight: its watch event may arrive before its answer, and
     /// must not be taken for someone else's change (or handed back to the holders, whose
     /// value may already be newer).
@@ -69,10 +77,14 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
 
   /// What holders must hear of a newer version.
   enum Change: Sendable {
-    case deleted
-    case value(Value)
+    case deleted(revision: Int64)
+    case value(Value, revision: Int64)
     case undecodable(EtcdError)
   }
+
+  /// How many unresolved writes are remembered; older ones can no longer land once a newer
+  /// write's compare moved the key on.
+  private static var unresolvedLimit: Int { 8 }
 
   /// Records that at `revision` the key was `keyValue` (`nil`: absent). Returns what changed
   /// when this is newer than what was known (holders must hear of it), else `nil`.
@@ -85,35 +97,72 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
       state.withLock { state in
         // From here the version is recorded, so its watch event is recognised by revision.
         state.inFlight = nil
+        // A write that landed: the earlier ones whose outcome was unknown compared against
+        // versions that are gone now, so they can no longer land.
+        state.unresolved.removeAll()
         guard revision > state.knownAt else { return }
         state.knownAt = revision
+        if state.chainStart == nil { state.chainStart = state.modRevision }
         state.modRevision = keyValue?.modRevision ?? 0
         state.stored = keyValue?.value
       }
       return nil
     }
+    let modRevision = keyValue?.modRevision ?? 0
     let change: Change =
       switch keyValue.map({ value(from: $0.value) }) {
-      case nil: .deleted
-      case .success(let value): .value(value)
+      case nil: .deleted(revision: modRevision)
+      case .success(let value): .value(value, revision: modRevision)
       case .failure(let error): .undecodable(error)
       }
     return state.withLock { state -> Change? in
       guard revision > state.knownAt else { return nil }
       state.knownAt = revision
-      if let keyValue, keyValue.value == state.inFlight {
-        // The write in flight, seen before its answer: ours, and holders already have it.
-        state.modRevision = keyValue.modRevision
+      if let keyValue, modRevision != state.modRevision,
+        keyValue.value == state.inFlight || state.unresolved.contains(keyValue.value)
+      {
+        // The write in flight seen before its answer, or an earlier write of ours whose
+        // outcome was unknown landing late: ours, and holders already have it or newer.
+        if let index = state.unresolved.firstIndex(of: keyValue.value) {
+          state.unresolved.removeFirst(index + 1)
+        }
+        if state.chainStart == nil { state.chainStart = state.modRevision }
+        state.modRevision = modRevision
         state.stored = keyValue.value
         return nil
       }
       // A newer read of the same version is no change of someone else's.
-      guard (keyValue?.modRevision ?? 0) != state.modRevision else { return nil }
-      state.externalChanges &+= 1
+      guard modRevision != state.modRevision else { return nil }
+      // Someone else's version: every save derived from an older one must now fail.
+      state.chainStart = modRevision
       if case .undecodable = change { return change }
-      state.modRevision = keyValue?.modRevision ?? 0
+      state.modRevision = modRevision
       state.stored = keyValue?.value
       return change
+    }
+  }
+
+  /// The version a save derived from `version` must find stored: the newest one when only
+  /// this process's own writes came after `version`, else `version` itself (whose compare then
+  /// fails: the save never saw the newer value). `nil` when nothing was ever seen.
+  private func base(derivedFrom version: Int64?) -> Int64? {
+    state.withLock { state in
+      guard let version else { return nil }
+      if let start = state.chainStart, let newest = state.modRevision, version >= start,
+        version <= newest
+      {
+        return newest
+      }
+      return version
+    }
+  }
+
+  /// Remembers `bytes` as a write whose outcome is unknown.
+  private func markUnresolved(_ bytes: Data) {
+    state.withLock { state in
+      state.unresolved.removeAll { $0 == bytes }
+      state.unresolved.append(bytes)
+      if state.unresolved.count > Self.unresolvedLimit { state.unresolved.removeFirst() }
     }
   }
 
@@ -151,8 +200,9 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
   private func publish(_ change: Change?) {
     guard let change, let subscriber = state.withLock({ $0.subscriber }) else { return }
     switch change {
-    case .deleted: subscriber.yieldReturningInitialValue()
-    case .value(let value): subscriber.yield(value)
+    case .deleted(let revision):
+      subscriber.yieldReturningInitialValue(version: SharedVersion(revision))
+    case .value(let value, let revision): subscriber.yield(value, version: SharedVersion(revision))
     case .undecodable(let error): subscriber.yield(throwing: error)
     }
   }
@@ -212,14 +262,20 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
   /// A failing watch sets `loadError`; when it recovers, the last known value clears it
   /// (unless a local change still waits to be written, which it would undo).
   private func report(_ error: EtcdError?) {
-    let (subscriber, stored, pending) = state.withLock { state -> (_, Data??, _) in
-      (state.subscriber, state.modRevision == nil ? nil : state.stored, state.pendingWrites > 0)
+    let (subscriber, stored, revision, pending) = state.withLock {
+      state -> (_, Data??, Int64, _) in
+      (
+        state.subscriber, state.modRevision == nil ? nil : state.stored, state.modRevision ?? 0,
+        state.pendingWrites > 0
+      )
     }
     guard let subscriber else { return }
     if let error { return subscriber.yield(throwing: error) }
     guard !pending, let stored else { return }
-    guard let stored else { return publish(.deleted) }
-    if case .success(let value) = value(from: stored) { publish(.value(value)) }
+    guard let stored else { return publish(.deleted(revision: revision)) }
+    if case .success(let value) = value(from: stored) {
+      publish(.value(value, revision: revision))
+    }
   }
 
   /// The last holder is gone: stop watching and renewing; once the queued writes are done,
@@ -267,34 +323,31 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
   /// Saves `value` after the writes before it: compare-and-swap on the last seen version
   /// (or unconditionally for last-writer-wins). A transient failure is reported and the value
   /// is written again in the background until it lands, unless a newer save supersedes it.
-  func save(_ value: Value, continuation: SaveContinuation) {
+  ///
+  /// `version` is the one the holders' value was derived from (`SaveContext.version`, captured
+  /// under the reference's lock when the body ran): a change of someone else's that arrived
+  /// while the body ran makes this save a conflict, not an overwrite.
+  func save(_ value: Value, derivedFrom version: SharedVersion?, continuation: SaveContinuation) {
     let bytes: Data
     do {
       bytes = try encode(value)
     } catch {
       return continuation.resume(throwing: error)
     }
-    // The version the change was made on is judged now, not when the write runs: a change of
-    // someone else's seen in between makes this save a conflict, not an overwrite.
-    let (generation, seen) = state.withLock { state in
+    let seen = version?.number
+    let generation = state.withLock { state in
       state.saveGeneration &+= 1
-      return (state.saveGeneration, Seen(base: state.modRevision, external: state.externalChanges))
+      return state.saveGeneration
     }
     enqueue { [self] in
       do throws(EtcdError) {
-        try await write(bytes, seen: seen)
+        try await write(bytes, derivedFrom: seen)
         continuation.resume()
       } catch {
         continuation.resume(throwing: error)
         if error.isTransient { retry(bytes, seen: seen, generation: generation, attempt: 1) }
       }
     }
-  }
-
-  /// Writes `bytes` again after a back-off, while no newer save was made.
-  private struct Seen: Sendable {
-    var base: Int64?
-    var external: UInt64
   }
 
   /// The back-off between background attempts of a save that failed transiently.
@@ -312,7 +365,8 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
     Backoff(initial: .milliseconds(2), maximum: .milliseconds(50))
   }
 
-  private func retry(_ bytes: Data, seen: Seen, generation: UInt64, attempt: Int) {
+  /// Writes `bytes` again after a back-off, while no newer save was made.
+  private func retry(_ bytes: Data, seen: Int64?, generation: UInt64, attempt: Int) {
     guard Self.saveBackoff.delay(afterFailures: attempt, random: 0) != nil else { return }
     state.withLock { $0.pendingWrites += 1 }
     Task { [self] in
@@ -321,7 +375,7 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
         defer { state.withLock { $0.pendingWrites -= 1 } }
         guard state.withLock({ $0.saveGeneration == generation }) else { return }
         do throws(EtcdError) {
-          try await write(bytes, seen: seen)
+          try await write(bytes, derivedFrom: seen)
         } catch {
           if error.isTransient {
             retry(bytes, seen: seen, generation: generation, attempt: attempt + 1)
@@ -333,8 +387,9 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
 
   /// One save of `bytes`, resolving lost answers: a write whose answer was lost is sent again
   /// with the same compare; if that compare fails because the key already holds exactly these
-  /// bytes, the first one landed.
-  private func write(_ bytes: Data, seen: Seen) async throws(EtcdError) {
+  /// bytes, the first one landed. If it holds the bytes of an earlier save of ours whose
+  /// outcome was unknown, that one landed late: the write goes on over it.
+  private func write(_ bytes: Data, derivedFrom seen: Int64?) async throws(EtcdError) {
     // The cluster's `timeout` bounds the whole save, resends included: without a quorum the
     // holders hear of it (`saveError`) within that time, and the background retry goes on.
     let deadline = ContinuousClock.now + cluster.timeout
@@ -357,10 +412,7 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
         }
       }
     }
-    // Only this process's own writes since the change: go on from the newest of them.
-    var base = state.withLock { state in
-      state.externalChanges == seen.external ? state.modRevision : seen.base
-    }
+    var base = self.base(derivedFrom: seen)
     if base == nil {
       // Nothing seen yet (the load failed): only an absent key, or one that already holds
       // these bytes, may be written without overwriting a version nobody here has seen.
@@ -375,6 +427,7 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
     }
     var uncertain = false
     var lost = 0
+    var lateLandings = 0
     while true {
       let result: EtcdTxnResult
       do throws(EtcdError) {
@@ -385,6 +438,9 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
             timeout: remaining())
         }
       } catch {
+        // A transient failure may still commit (a leader without quorum keeps the entry in its
+        // log and commits it once the followers are back): remember it as possibly ours.
+        if error.isTransient { markUnresolved(bytes) }
         guard case .outcomeUnknown = error, lost < 3, ContinuousClock.now < deadline else {
           throw error
         }
@@ -398,9 +454,22 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
       }
       endWrite()
       let current = result.ranges.first?.first
-      if uncertain, let current, current.value == bytes {
-        observe(result.revision, current)
+      if let current, current.value == bytes,
+        uncertain || state.withLock({ $0.unresolved.contains(bytes) })
+      {
+        observe(result.revision, current, own: true)
         return
+      }
+      if let current, lateLandings < 3, current.modRevision != base,
+        state.withLock({ $0.unresolved.contains(current.value) }),
+        let seen, self.base(derivedFrom: seen) == base
+      {
+        // An earlier save of ours landed late over the version this one was derived from (or
+        // over our own writes since): ours, not someone else's. Go on over it.
+        observe(result.revision, current, own: true)
+        lateLandings += 1
+        base = current.modRevision
+        continue
       }
       publish(observe(result.revision, current))
       throw .conflict(key: name)
@@ -485,7 +554,10 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
                 failure: [EtcdTxn.range(key), EtcdTxn.range(receiptKey)])
             }
           } catch {
-            if case .outcomeUnknown = error { uncertain[token] = value }
+            // A lost answer may still commit later (a leader without quorum keeps the entry in
+            // its log): the token tells, when the key is read again. `unavailable` means no
+            // member took the request (refused, or no leader), so nothing can land.
+            if error.isTransient, !error.isUnavailable { uncertain[token] = value }
             throw error
           }
           if result.succeeded {
@@ -509,6 +581,14 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
           }
         } catch {
           guard error.isTransient, ContinuousClock.now < deadline else {
+            // An attempt that may still land must not be reported as a plain failure: a caller
+            // retrying on `unavailable` would apply the change twice.
+            if error.isTransient, !uncertain.isEmpty {
+              return continuation.resume(
+                throwing: EtcdError.outcomeUnknown(
+                  reason: "the update was sent while etcd was failing (\(error)) and may still be "
+                    + "applied; read the value once etcd is reachable before trying again"))
+            }
             return continuation.resume(throwing: error)
           }
           current = nil

@@ -74,9 +74,12 @@ public struct EtcdKey<Value: Sendable>: SharedKey, AtomicSharedKey {
     Task { [store] in
       do throws(EtcdError) {
         let (_, keyValue) = try await store.read(publishing: false)
-        guard let keyValue else { return continuation.resumeReturningInitialValue() }
+        guard let keyValue else {
+          return continuation.resumeReturningInitialValue(version: SharedVersion(0))
+        }
         switch store.value(from: keyValue.value) {
-        case .success(let value): continuation.resume(returning: value)
+        case .success(let value):
+          continuation.resume(returning: value, version: SharedVersion(keyValue.modRevision))
         case .failure(let error): continuation.resume(throwing: error)
         }
       } catch {
@@ -93,9 +96,10 @@ public struct EtcdKey<Value: Sendable>: SharedKey, AtomicSharedKey {
     return SharedSubscription { [store] in store.stop() }
   }
 
-  /// Writes `value` after the saves before it (compare-and-swap unless last-writer-wins).
+  /// Writes `value` after the saves before it: compare-and-swap on the `mod_revision` it was
+  /// derived from (``SaveContext/version``), unless last-writer-wins.
   public func save(_ value: Value, context: SaveContext, continuation: SaveContinuation) {
-    store.save(value, continuation: continuation)
+    store.save(value, derivedFrom: context.version, continuation: continuation)
   }
 
   /// Applies `transform` to the latest stored value with compare-and-swap, retried until it

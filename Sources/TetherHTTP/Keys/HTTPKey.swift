@@ -63,10 +63,10 @@ public struct HTTPKey<Parameters: Encodable & Sendable, Response: Sendable>: Sha
   public func load(context: LoadContext<Response>, continuation: LoadContinuation<Response>) {
     Task {
       do {
-        guard case .value(let value) = try await fetch(conditional: false) else {
+        guard case .value(let value, let version) = try await fetch(conditional: false) else {
           return continuation.resume(throwing: HTTPError.cancelled)
         }
-        continuation.resume(returning: value)
+        continuation.resume(returning: value, version: version)
       } catch {
         continuation.resume(throwing: error)
       }
@@ -91,11 +91,16 @@ public struct HTTPKey<Parameters: Encodable & Sendable, Response: Sendable>: Sha
 
   enum Fetched {
     case notModified
-    case value(Response)
+    /// The representation and its version (its validators; `nil` when it has none).
+    case value(Response, SharedVersion?)
   }
 
-  /// One `GET`; conditional when asked and validators are known.
-  func fetch(conditional: Bool) async throws(HTTPError) -> Fetched {
+  /// One `GET`; conditional when asked and validators are known. Returns the value with the
+  /// version its validators name, the one a resource key's save derived from it must find.
+  /// `readingBackWriteOver` marks the read-back of this key's own write (over that version).
+  func fetch(
+    conditional: Bool, readingBackWriteOver base: SharedVersion?? = nil
+  ) async throws(HTTPError) -> Fetched {
     var request = try client.request(for: endpoint, parameters, body: NoBody())
     let (etag, lastModified) = validators.current
     if conditional, let etag { request.setHeader("If-None-Match", etag) }
@@ -103,8 +108,8 @@ public struct HTTPKey<Parameters: Encodable & Sendable, Response: Sendable>: Sha
     let response = try await client.response(for: request)
     if conditional, response.status == 304 { return .notModified }
     let value = try endpoint.decode(response, url: request.url)
-    validators.record(response)
-    return .value(value)
+    if let base { return .value(value, validators.recordOwnWrite(response, over: base)) }
+    return .value(value, validators.record(response))
   }
 
   // MARK: - Polling
@@ -119,8 +124,8 @@ public struct HTTPKey<Parameters: Encodable & Sendable, Response: Sendable>: Sha
         return
       }
       do {
-        if case .value(let value) = try await fetch(conditional: true) {
-          subscriber.yield(value)
+        if case .value(let value, let version) = try await fetch(conditional: true) {
+          subscriber.yield(value, version: version)
         }
         failures = 0
         delay = interval
@@ -243,28 +248,85 @@ public struct HTTPKey<Parameters: Encodable & Sendable, Response: Sendable>: Sha
 
   private func refresh(_ subscriber: SharedSubscriber<Response>) async {
     do {
-      if case .value(let value) = try await fetch(conditional: true) { subscriber.yield(value) }
+      if case .value(let value, let version) = try await fetch(conditional: true) {
+        subscriber.yield(value, version: version)
+      }
     } catch {
       if error != .cancelled { subscriber.yield(throwing: error) }
     }
   }
 }
 
-/// The validators of the last representation a key loaded, for conditional requests.
+/// The validators of the last representation a key loaded, for conditional reads, and the
+/// run of its own writes since the last representation written by someone else (see
+/// `SaveLineage`): a resource key's saves start a write before the previous one is answered.
 final class Validators: Sendable {
-  private let state = Lock<(etag: String?, lastModified: String?)>((nil, nil))
+  private struct State {
+    var etag: String?
+    var lastModified: String?
+    var lineage = SaveLineage()
+  }
+  private let state = Lock(State())
 
-  var current: (etag: String?, lastModified: String?) { state.withLock { $0 } }
+  var current: (etag: String?, lastModified: String?) {
+    state.withLock { ($0.etag, $0.lastModified) }
+  }
 
-  func record(_ response: HTTPResponseMessage) {
-    let etag = response.etag
-    let lastModified = response.lastModified
-    state.withLock { $0 = (etag, lastModified) }
+  /// Records a representation read from the server; returns its version.
+  @discardableResult
+  func record(_ response: HTTPResponseMessage) -> SharedVersion? {
+    let version = SharedVersion(validatorsOf: response)
+    state.withLock { state in
+      (state.etag, state.lastModified) = (response.etag, response.lastModified)
+      state.lineage.external(version)
+    }
+    return version
+  }
+
+  /// Records a representation this key's own save stored, written over `base`.
+  @discardableResult
+  func recordOwnWrite(
+    _ response: HTTPResponseMessage, over base: SharedVersion?
+  )
+    -> SharedVersion?
+  {
+    let version = SharedVersion(validatorsOf: response)
+    state.withLock { state in
+      (state.etag, state.lastModified) = (response.etag, response.lastModified)
+      if let version { state.lineage.ownWrite(derivedFrom: base, wrote: version) }
+    }
+    return version
+  }
+
+  /// The version a save derived from `version` must find (see `SaveLineage`).
+  func base(derivedFrom version: SharedVersion?) -> SharedVersion? {
+    state.withLock { $0.lineage.base(derivedFrom: version) }
   }
 
   /// Forgets the validators: the next read is unconditional.
   func forget() {
-    state.withLock { $0 = (nil, nil) }
+    state.withLock { state in (state.etag, state.lastModified) = (nil, nil) }
+  }
+}
+
+extension SharedVersion {
+  /// The version named by a response's validators (`nil` when it has neither).
+  init?(validatorsOf response: HTTPResponseMessage) {
+    self.init(etag: response.etag, lastModified: response.lastModified)
+  }
+
+  init?(etag: String?, lastModified: String?) {
+    guard etag != nil || lastModified != nil else { return nil }
+    // Neither header value holds a line break.
+    self.init("\(etag ?? "")\n\(lastModified ?? "")")
+  }
+
+  /// The validators this version was made from.
+  var validators: (etag: String?, lastModified: String?) {
+    let parts = rawValue.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false)
+    let etag = parts.first.map(String.init).flatMap { $0.isEmpty ? nil : $0 }
+    let lastModified = parts.count > 1 ? String(parts[1]) : ""
+    return (etag, lastModified.isEmpty ? nil : lastModified)
   }
 }
 

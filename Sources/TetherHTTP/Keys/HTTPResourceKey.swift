@@ -17,9 +17,14 @@ import Tether
 /// try await $profile.update { $0.visits += 1 } // exact against other writers: retried on 412
 /// ```
 ///
-/// - A save sends `If-Match` with the strong `ETag` of the version this process last read or
-///   wrote. A resource that offers no strong `ETag` (none, a weak `W/"…"` one, or a malformed
-///   one) is saved with `If-Unmodified-Since` and its last `Last-Modified`; one that offers
+/// - A save sends `If-Match` with the strong `ETag` of the version its value was derived from
+///   (`SaveContext.version`: the representation the holders had when the `withLock` body
+///   ran, or this process's own later writes over it), so a representation of someone else's
+///   that arrived while the body ran makes the save a conflict, not an overwrite. A value
+///   delivered without validators (a server-sent event's data) is saved over the validators
+///   of the last representation read. A resource that offers no strong `ETag` (none, a weak
+///   `W/"…"` one, or a malformed one) is saved with `If-Unmodified-Since` and the
+///   `Last-Modified` of that version; one that offers
 ///   neither cannot be saved conditionally, and the save fails with
 ///   ``HTTPError/invalidRequest(_:)`` unless the key opted into `lastWriterWins`. When
 ///   someone else changed the resource first (HTTP 412), the save fails with
@@ -93,11 +98,12 @@ public struct HTTPResourceKey<Parameters: Encodable & Sendable, Value: Sendable>
     }
   }
 
-  /// Saves `value` with `If-Match`, after the saves before it.
+  /// Saves `value` with `If-Match` on the version it was derived from, after the saves
+  /// before it.
   public func save(_ value: Value, context: SaveContext, continuation: SaveContinuation) {
     writes.enqueue {
       do throws(HTTPError) {
-        try await store(value)
+        try await store(value, derivedFrom: context.version)
         continuation.resume()
       } catch {
         if case .conflict = error { await loadNewer() }
@@ -116,12 +122,13 @@ public struct HTTPResourceKey<Parameters: Encodable & Sendable, Value: Sendable>
       var lastError = HTTPError.cancelled
       for _ in 0..<16 {
         do throws(HTTPError) {
-          guard case .value(var value) = try await reader.fetch(conditional: false) else {
+          guard case .value(var value, let version) = try await reader.fetch(conditional: false)
+          else {
             continue
           }
           let transformed = Result { try transform(&value) }
           if case .failure(let error) = transformed { return continuation.resume(throwing: error) }
-          let stored = try await store(value)
+          let stored = try await store(value, derivedFrom: version)
           return continuation.resume(returning: stored)
         } catch {
           lastError = error
@@ -132,32 +139,40 @@ public struct HTTPResourceKey<Parameters: Encodable & Sendable, Value: Sendable>
     }
   }
 
-  /// One conditional write; the holders then get what the server stored, and the key that
-  /// version's validators. Returns the stored value.
+  /// One write conditional on the version `value` was derived from (or on the run of this
+  /// key's own writes since it); the holders then get what the server stored, with its
+  /// version. Returns the stored value.
   @discardableResult
-  private func store(_ value: Value) async throws(HTTPError) -> Value {
-    let (response, url) = try await write(reader.client, value, reader.validators.current)
+  private func store(
+    _ value: Value, derivedFrom version: SharedVersion?
+  ) async throws(HTTPError) -> Value {
+    let base = reader.validators.base(derivedFrom: version)
+    let (response, url) = try await write(
+      reader.client, value, base?.validators ?? reader.validators.current)
     if !response.body.isEmpty, (200..<300).contains(response.status),
       let stored = try? reader.endpoint.decode(response, url: url)
     {
       // A representation of what the server stored: server-computed fields arrive.
-      reader.validators.record(response)
-      writes.subscriber(of: Value.self)?.yield(stored)
+      let written = reader.validators.recordOwnWrite(response, over: base)
+      writes.subscriber(of: Value.self)?.yield(stored, version: written)
       return stored
     }
     // No representation: the stored version may differ from what was sent (and its validator
-    // may be missing), so read it back once, unconditionally.
+    // may be missing), so read it back once, unconditionally, as our own write's version.
     reader.validators.forget()
-    if case .value(let stored) = try await reader.fetch(conditional: false) {
-      writes.subscriber(of: Value.self)?.yield(stored)
+    if case .value(let stored, let written) = try await reader.fetch(
+      conditional: false, readingBackWriteOver: .some(base))
+    {
+      writes.subscriber(of: Value.self)?.yield(stored, version: written)
       return stored
     }
     return value
   }
 
   private func loadNewer() async {
-    guard case .value(let newer)? = try? await reader.fetch(conditional: false) else { return }
-    writes.subscriber(of: Value.self)?.yield(newer)
+    guard case .value(let newer, let version)? = try? await reader.fetch(conditional: false)
+    else { return }
+    writes.subscriber(of: Value.self)?.yield(newer, version: version)
   }
 }
 
