@@ -7,18 +7,22 @@
 /// It takes no lock and allocates nothing per value: it hands the upstream subscription
 /// straight to the downstream subscriber, and a dropped element is replaced by asking upstream
 /// for one more, so demand stays exact. `step` (which may keep state, as `scan`'s and
-/// `dropFirst`'s do) is only used in `receive(_:)` calls, which the upstream serialises.
+/// `dropFirst`'s do) is only used in `receive(_:)` calls, which the upstream serialises. It is
+/// a type parameter rather than a closure so that `map` and `filter` call their own closure
+/// directly, with no wrapping closure per value.
 @usableFromInline
-final class ElementStage<Input, Failure: Error, Downstream: Subscriber>: Subscriber {
+final class ElementStage<Step: ElementStep, Failure: Error, Downstream: Subscriber>: Subscriber
+where Step.Output == Downstream.Input {
+  @usableFromInline typealias Input = Step.Input
+
   @usableFromInline let downstream: Downstream
   /// Returns the element to publish, or `nil` to drop this one.
-  @usableFromInline let step: (Input) -> Downstream.Input?
+  @usableFromInline var step: Step
   /// Converts the upstream's failure into the downstream's (`mapError`).
   @usableFromInline let convert: (Failure) -> Downstream.Failure
 
   @inlinable init(
-    downstream: Downstream, convert: @escaping (Failure) -> Downstream.Failure,
-    step: @escaping (Input) -> Downstream.Input?
+    downstream: Downstream, convert: @escaping (Failure) -> Downstream.Failure, step: Step
   ) {
     self.downstream = downstream
     self.convert = convert
@@ -30,7 +34,7 @@ final class ElementStage<Input, Failure: Error, Downstream: Subscriber>: Subscri
   }
 
   @inlinable func receive(_ input: Input) -> Subscribers.Demand {
-    guard let output = step(input) else { return .max(1) }
+    guard let output = step.next(input) else { return .max(1) }
     return downstream.receive(output)
   }
 
@@ -44,9 +48,59 @@ final class ElementStage<Input, Failure: Error, Downstream: Subscriber>: Subscri
 
 extension ElementStage where Failure == Downstream.Failure {
   /// A stage that passes the upstream's failure through unchanged.
-  @inlinable convenience init(
-    downstream: Downstream, step: @escaping (Input) -> Downstream.Input?
-  ) {
+  @inlinable convenience init(downstream: Downstream, step: Step) {
     self.init(downstream: downstream, convert: { $0 }, step: step)
+  }
+
+  /// A stage whose step is `next`, a closure that may keep state (`compactMap`,
+  /// `removeDuplicates`, `dropFirst`, `scan`).
+  @inlinable convenience init<Input>(
+    downstream: Downstream, next: @escaping (Input) -> Downstream.Input?
+  ) where Step == ElementStepClosure<Input, Downstream.Input> {
+    self.init(downstream: downstream, step: ElementStepClosure(next))
+  }
+}
+
+/// What an ``ElementStage`` does with each element.
+@usableFromInline
+protocol ElementStep {
+  associatedtype Input
+  associatedtype Output
+  /// The element to publish for `input`, or `nil` to drop it.
+  mutating func next(_ input: Input) -> Output?
+}
+
+/// A step that is a closure returning the element to publish, or `nil`.
+@usableFromInline
+struct ElementStepClosure<Input, Output>: ElementStep {
+  @usableFromInline let body: (Input) -> Output?
+
+  @inlinable init(_ body: @escaping (Input) -> Output?) { self.body = body }
+
+  @inlinable func next(_ input: Input) -> Output? { body(input) }
+}
+
+/// The step of `map`: every element, transformed.
+@usableFromInline
+struct ElementStepMap<Input, Output>: ElementStep {
+  @usableFromInline let transform: (Input) -> Output
+
+  @inlinable init(_ transform: @escaping (Input) -> Output) { self.transform = transform }
+
+  @inlinable func next(_ input: Input) -> Output? { transform(input) }
+}
+
+/// The step of `filter`, and of `mapError` and `setFailureType` (which pass every element):
+/// the elements `isIncluded` accepts, unchanged.
+@usableFromInline
+struct ElementStepFilter<Input>: ElementStep {
+  /// `nil` passes every element.
+  @usableFromInline let isIncluded: ((Input) -> Bool)?
+
+  @inlinable init(_ isIncluded: ((Input) -> Bool)? = nil) { self.isIncluded = isIncluded }
+
+  @inlinable func next(_ input: Input) -> Input? {
+    guard let isIncluded else { return input }
+    return isIncluded(input) ? input : nil
   }
 }

@@ -33,7 +33,7 @@ extension Publishers {
     /// Attaches the subscriber behind a stateless transforming stage.
     @inlinable @inline(__always) public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
-      upstream.subscribe(ElementStage(downstream: subscriber, step: transform))
+      upstream.subscribe(ElementStage(downstream: subscriber, next: transform))
     }
   }
 }

@@ -34,8 +34,7 @@ extension Publishers {
     /// Attaches the subscriber behind a stateless filtering stage.
     @inlinable @inline(__always) public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
-      let isIncluded = isIncluded
-      upstream.subscribe(ElementStage(downstream: subscriber) { isIncluded($0) ? $0 : nil })
+      upstream.subscribe(ElementStage(downstream: subscriber, step: ElementStepFilter(isIncluded)))
     }
   }
 }

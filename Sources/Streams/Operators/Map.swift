@@ -36,8 +36,7 @@ extension Publishers {
     /// Attaches the subscriber behind a stateless transforming stage.
     @inlinable @inline(__always) public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
-      let transform = transform
-      upstream.subscribe(ElementStage(downstream: subscriber) { transform($0) })
+      upstream.subscribe(ElementStage(downstream: subscriber, step: ElementStepMap(transform)))
     }
   }
 }

@@ -37,9 +37,8 @@ extension Publishers {
     @inlinable @inline(__always) public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
       upstream.subscribe(
-        ElementStage<Output, Upstream.Failure, S>(downstream: subscriber, convert: transform) {
-          $0
-        })
+        ElementStage<ElementStepFilter<Output>, Upstream.Failure, S>(
+          downstream: subscriber, convert: transform, step: ElementStepFilter()))
     }
   }
 }

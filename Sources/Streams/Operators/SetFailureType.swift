@@ -30,9 +30,8 @@ extension Publishers {
     @inlinable @inline(__always) public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
       upstream.subscribe(
-        ElementStage<Output, Never, S>(
-          downstream: subscriber, convert: { (_: Never) -> Failure in }
-        ) { $0 })
+        ElementStage<ElementStepFilter<Output>, Never, S>(
+          downstream: subscriber, convert: { (_: Never) -> Failure in }, step: ElementStepFilter()))
     }
   }
 }
