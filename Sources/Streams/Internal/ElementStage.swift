@@ -6,8 +6,8 @@
 ///
 /// It takes no lock and allocates nothing per value: it hands the upstream subscription
 /// straight to the downstream subscriber, and a dropped element is replaced by asking upstream
-/// for one more, so demand stays exact. `step` (which may keep state, as `scan`'s and
-/// `dropFirst`'s do) is only used in `receive(_:)` calls, which the upstream serialises. It is
+/// for one more, so demand stays exact. `step` (whose closure may keep state, as `scan`'s
+/// and `dropFirst`'s do) is only used in `receive(_:)` calls, which the upstream serialises. It is
 /// a type parameter rather than a closure so that `map` and `filter` call their own closure
 /// directly, with no wrapping closure per value.
 @usableFromInline
@@ -16,8 +16,9 @@ where Step.Output == Downstream.Input {
   @usableFromInline typealias Input = Step.Input
 
   @usableFromInline let downstream: Downstream
-  /// Returns the element to publish, or `nil` to drop this one.
-  @usableFromInline var step: Step
+  /// Returns the element to publish, or `nil` to drop this one. A constant: a `var` would be
+  /// checked for exclusive access on every element.
+  @usableFromInline let step: Step
   /// Converts the upstream's failure into the downstream's (`mapError`).
   @usableFromInline let convert: (Failure) -> Downstream.Failure
 
@@ -67,7 +68,7 @@ protocol ElementStep {
   associatedtype Input
   associatedtype Output
   /// The element to publish for `input`, or `nil` to drop it.
-  mutating func next(_ input: Input) -> Output?
+  func next(_ input: Input) -> Output?
 }
 
 /// A step that is a closure returning the element to publish, or `nil`.
