@@ -6,19 +6,20 @@
 ///
 /// It takes no lock and allocates nothing per value: it hands the upstream subscription
 /// straight to the downstream subscriber, and a dropped element is replaced by asking upstream
-/// for one more, so demand stays exact. `step` (whose closure may keep state, as `scan`'s
-/// and `dropFirst`'s do) is only used in `receive(_:)` calls, which the upstream serialises. It is
-/// a type parameter rather than a closure so that `map` and `filter` call their own closure
-/// directly, with no wrapping closure per value.
+/// for one more, so demand stays exact. `step` is a type parameter rather than a closure, so
+/// that `map` and `filter` call their own closure directly (no wrapping closure per value) and
+/// the state of `removeDuplicates`, `dropFirst` and `scan` lives in the stage (no closure
+/// context or box to allocate per subscription).
 @usableFromInline
 final class ElementStage<Step: ElementStep, Failure: Error, Downstream: Subscriber>: Subscriber
 where Step.Output == Downstream.Input {
   @usableFromInline typealias Input = Step.Input
 
   @usableFromInline let downstream: Downstream
-  /// Returns the element to publish, or `nil` to drop this one. A constant: a `var` would be
-  /// checked for exclusive access on every element.
-  @usableFromInline let step: Step
+  /// Returns the element to publish, or `nil` to drop this one. Only used in `receive(_:)`,
+  /// whose calls the upstream serialises, hence unchecked: a checked `var` would cost a
+  /// dynamic exclusivity check on every element.
+  @exclusivity(unchecked) @usableFromInline var step: Step
   /// Converts the upstream's failure into the downstream's (`mapError`).
   @usableFromInline let convert: (Failure) -> Downstream.Failure
 
@@ -53,8 +54,7 @@ extension ElementStage where Failure == Downstream.Failure {
     self.init(downstream: downstream, convert: { $0 }, step: step)
   }
 
-  /// A stage whose step is `next`, a closure that may keep state (`compactMap`,
-  /// `removeDuplicates`, `dropFirst`, `scan`).
+  /// A stage whose step is the closure `next` (`compactMap`).
   @inlinable convenience init<Input>(
     downstream: Downstream, next: @escaping (Input) -> Downstream.Input?
   ) where Step == ElementStepClosure<Input, Downstream.Input> {
@@ -68,7 +68,7 @@ protocol ElementStep {
   associatedtype Input
   associatedtype Output
   /// The element to publish for `input`, or `nil` to drop it.
-  func next(_ input: Input) -> Output?
+  mutating func next(_ input: Input) -> Output?
 }
 
 /// A step that is a closure returning the element to publish, or `nil`.
@@ -103,5 +103,54 @@ struct ElementStepFilter<Input>: ElementStep {
   @inlinable func next(_ input: Input) -> Input? {
     guard let isIncluded else { return input }
     return isIncluded(input) ? input : nil
+  }
+}
+
+/// The step of `removeDuplicates`: the elements that `isDuplicate(previous, element)` does not
+/// reject, where `previous` is the last element published.
+@usableFromInline
+struct ElementStepRemoveDuplicates<Input>: ElementStep {
+  @usableFromInline let isDuplicate: (Input, Input) -> Bool
+  @usableFromInline var previous: Input?
+
+  @inlinable init(_ isDuplicate: @escaping (Input, Input) -> Bool) {
+    self.isDuplicate = isDuplicate
+  }
+
+  @inlinable mutating func next(_ input: Input) -> Input? {
+    if let previous, isDuplicate(previous, input) { return nil }
+    previous = input
+    return input
+  }
+}
+
+/// The step of `dropFirst`: every element after the first `count`.
+@usableFromInline
+struct ElementStepDrop<Input>: ElementStep {
+  @usableFromInline var remaining: Int
+
+  @inlinable init(count: Int) { remaining = count }
+
+  @inlinable mutating func next(_ input: Input) -> Input? {
+    guard remaining > 0 else { return input }
+    remaining -= 1
+    return nil
+  }
+}
+
+/// The step of `scan`: each element folded into the running result, which it publishes.
+@usableFromInline
+struct ElementStepScan<Input, Output>: ElementStep {
+  @usableFromInline let fold: (Output, Input) -> Output
+  @usableFromInline var result: Output
+
+  @inlinable init(from result: Output, _ fold: @escaping (Output, Input) -> Output) {
+    self.result = result
+    self.fold = fold
+  }
+
+  @inlinable mutating func next(_ input: Input) -> Output? {
+    result = fold(result, input)
+    return result
   }
 }

@@ -30,13 +30,7 @@ extension Publishers {
     /// Attaches the subscriber behind a stage that counts the dropped elements.
     @inlinable @inline(__always) public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
-      var remaining = count
-      upstream.subscribe(
-        ElementStage(downstream: subscriber) { input in
-          guard remaining > 0 else { return input }
-          remaining -= 1
-          return nil
-        })
+      upstream.subscribe(ElementStage(downstream: subscriber, step: ElementStepDrop(count: count)))
     }
   }
 }

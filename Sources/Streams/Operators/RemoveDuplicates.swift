@@ -39,14 +39,8 @@ extension Publishers {
     /// Attaches the subscriber behind a stage that remembers the last element.
     @inlinable @inline(__always) public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
-      let predicate = predicate
-      var previous: Output?
       upstream.subscribe(
-        ElementStage(downstream: subscriber) { input in
-          if let previous, predicate(previous, input) { return nil }
-          previous = input
-          return input
-        })
+        ElementStage(downstream: subscriber, step: ElementStepRemoveDuplicates(predicate)))
     }
   }
 }

@@ -39,13 +39,9 @@ extension Publishers {
     /// Attaches the subscriber behind a stage that keeps the running result.
     @inlinable @inline(__always) public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
-      let nextPartialResult = nextPartialResult
-      var result = initialResult
       upstream.subscribe(
-        ElementStage(downstream: subscriber) { input in
-          result = nextPartialResult(result, input)
-          return result
-        })
+        ElementStage(
+          downstream: subscriber, step: ElementStepScan(from: initialResult, nextPartialResult)))
     }
   }
 }
