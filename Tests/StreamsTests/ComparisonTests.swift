@@ -27,6 +27,23 @@ import Testing
     #expect(maximum.values == ["e"])
   }
 
+  @Test func comparableAndThrowingOrderingsPickTheFirstMinimumAndTheLastMaximum() {
+    let keys = [Ranked(1, "a"), Ranked(0, "b"), Ranked(0, "c"), Ranked(2, "d"), Ranked(2, "e")]
+    let minimum = RecordingSubscriber<String, Never>()
+    let maximum = RecordingSubscriber<String, Never>()
+    keys.publisher.min().map(\.name).subscribe(minimum)
+    keys.publisher.max().map(\.name).subscribe(maximum)
+    #expect(minimum.values == ["b"])
+    #expect(maximum.values == ["e"])
+
+    let tryMinimum = RecordingSubscriber<String, any Error>()
+    let tryMaximum = RecordingSubscriber<String, any Error>()
+    keys.publisher.tryMin { $0.rank < $1.rank }.map(\.name).subscribe(tryMinimum)
+    keys.publisher.tryMax { $0.rank < $1.rank }.map(\.name).subscribe(tryMaximum)
+    #expect(tryMinimum.values == ["b"])
+    #expect(tryMaximum.values == ["e"])
+  }
+
   @Test func anEmptyStreamFinishesWithoutAValue() {
     let recorder = RecordingSubscriber<Int, Never>()
     Empty<Int, Never>().min().subscribe(recorder)
@@ -39,4 +56,18 @@ import Testing
     #expect(recorder.values == [])
     #expect(recorder.completions.count == 1)
   }
+}
+
+/// A value ordered by `rank` alone, so that equal ranks tell which of them an operator kept.
+private struct Ranked: Comparable, Sendable {
+  let rank: Int
+  let name: String
+
+  init(_ rank: Int, _ name: String) {
+    self.rank = rank
+    self.name = name
+  }
+
+  static func < (lhs: Ranked, rhs: Ranked) -> Bool { lhs.rank < rhs.rank }
+  static func == (lhs: Ranked, rhs: Ranked) -> Bool { lhs.rank == rhs.rank }
 }

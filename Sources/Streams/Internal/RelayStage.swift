@@ -35,3 +35,31 @@ extension RelayStage where Failure == Downstream.Failure {
     self.init(relay: relay) { completion, relay in relay.finish(completion) }
   }
 }
+
+extension RelayStage {
+  /// A stage whose upstream's failure `recover` handles (`catch`, `replaceError`); an upstream
+  /// that finishes finishes the downstream.
+  @inlinable convenience init(
+    relay: DemandRelay<Downstream>,
+    recover: @escaping (Failure, DemandRelay<Downstream>) -> Void
+  ) {
+    self.init(relay: relay) { completion, relay in
+      switch completion {
+      case .finished: relay.finish(.finished)
+      case .failure(let error): recover(error, relay)
+      }
+    }
+  }
+}
+
+extension DemandRelay {
+  /// Goes on with the publisher `next` makes once the current upstream has completed
+  /// (`catch`, `prepend`/`append`): detaches that upstream, then subscribes to `next()`
+  /// through a stage for the last upstream, asking it for the demand still outstanding. Does
+  /// nothing, and makes no publisher, if the downstream cancelled meanwhile.
+  @inlinable func continueWith<P: Publisher>(_ next: () -> P)
+  where P.Output == Downstream.Input, P.Failure == Downstream.Failure {
+    guard detach() else { return }
+    next().subscribe(RelayStage(relay: self))
+  }
+}

@@ -5,10 +5,8 @@ extension Publisher {
   @inlinable public func allSatisfy(
     _ predicate: @escaping @Sendable (Output) -> Bool
   ) -> Publishers.Reduce<Self, Bool> {
-    Publishers.Reduce(upstream: self, initial: true) { result, input in
-      guard !predicate(input) else { return false }
-      result = false
-      return true
+    Publishers.Reduce(upstream: self, initial: true) {
+      ReduceStep.search(&$0, $1, until: false, predicate)
     }
   }
 
@@ -17,10 +15,8 @@ extension Publisher {
   @inlinable public func tryAllSatisfy(
     _ predicate: @escaping @Sendable (Output) throws -> Bool
   ) -> Publishers.TryReduce<Self, Bool> {
-    Publishers.TryReduce(upstream: self, initial: true) { result, input in
-      guard try !predicate(input) else { return false }
-      result = false
-      return true
+    Publishers.TryReduce(upstream: self, initial: true) {
+      try ReduceStep.search(&$0, $1, until: false, predicate)
     }
   }
 }

@@ -40,12 +40,9 @@ extension Publishers {
     where S.Input == Output, S.Failure == Failure {
       let handler = handler
       upstream.subscribe(
-        RelayStage(relay: DemandRelay(downstream: subscriber)) {
-          (completion: Subscribers.Completion<Upstream.Failure>, relay) in
-          guard case .failure(let error) = completion else { return relay.finish(.finished) }
-          guard relay.detach() else { return }
-          handler(error).subscribe(RelayStage(relay: relay))
-        })
+        RelayStage(
+          relay: DemandRelay(downstream: subscriber),
+          recover: { (error: Upstream.Failure, relay) in relay.continueWith { handler(error) } }))
     }
   }
 }

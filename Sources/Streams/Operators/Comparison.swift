@@ -1,20 +1,12 @@
 extension Publisher where Output: Comparable {
   /// Publishes the smallest element when the upstream finishes (the first of equal ones).
   @inlinable public func min() -> Publishers.Reduce<Self, Output> {
-    Publishers.Reduce(upstream: self, initial: nil) { result, input in
-      if let current = result, !(input < current) { return false }
-      result = input
-      return false
-    }
+    Publishers.Reduce(upstream: self, initial: nil) { ReduceStep.extremum(&$0, $1, <) }
   }
 
   /// Publishes the largest element when the upstream finishes (the last of equal ones).
   @inlinable public func max() -> Publishers.Reduce<Self, Output> {
-    Publishers.Reduce(upstream: self, initial: nil) { result, input in
-      if let current = result, input < current { return false }
-      result = input
-      return false
-    }
+    Publishers.Reduce(upstream: self, initial: nil) { ReduceStep.extremum(&$0, $1) { !($0 < $1) } }
   }
 }
 
@@ -26,10 +18,8 @@ extension Publisher {
   @inlinable public func min(
     by areInIncreasingOrder: @escaping @Sendable (Output, Output) -> Bool
   ) -> Publishers.Reduce<Self, Output> {
-    Publishers.Reduce(upstream: self, initial: nil) { result, input in
-      if let current = result, !areInIncreasingOrder(input, current) { return false }
-      result = input
-      return false
+    Publishers.Reduce(upstream: self, initial: nil) {
+      ReduceStep.extremum(&$0, $1, areInIncreasingOrder)
     }
   }
 
@@ -40,10 +30,8 @@ extension Publisher {
   @inlinable public func max(
     by areInIncreasingOrder: @escaping @Sendable (Output, Output) -> Bool
   ) -> Publishers.Reduce<Self, Output> {
-    Publishers.Reduce(upstream: self, initial: nil) { result, input in
-      if let current = result, areInIncreasingOrder(input, current) { return false }
-      result = input
-      return false
+    Publishers.Reduce(upstream: self, initial: nil) {
+      ReduceStep.extremum(&$0, $1) { !areInIncreasingOrder($0, $1) }
     }
   }
 
@@ -51,10 +39,8 @@ extension Publisher {
   @inlinable public func tryMin(
     by areInIncreasingOrder: @escaping @Sendable (Output, Output) throws -> Bool
   ) -> Publishers.TryReduce<Self, Output> {
-    Publishers.TryReduce(upstream: self, initial: nil) { result, input in
-      if let current = result, try !areInIncreasingOrder(input, current) { return false }
-      result = input
-      return false
+    Publishers.TryReduce(upstream: self, initial: nil) {
+      try ReduceStep.extremum(&$0, $1, areInIncreasingOrder)
     }
   }
 
@@ -62,10 +48,8 @@ extension Publisher {
   @inlinable public func tryMax(
     by areInIncreasingOrder: @escaping @Sendable (Output, Output) throws -> Bool
   ) -> Publishers.TryReduce<Self, Output> {
-    Publishers.TryReduce(upstream: self, initial: nil) { result, input in
-      if let current = result, try areInIncreasingOrder(input, current) { return false }
-      result = input
-      return false
+    Publishers.TryReduce(upstream: self, initial: nil) {
+      try ReduceStep.extremum(&$0, $1) { try !areInIncreasingOrder($0, $1) }
     }
   }
 }

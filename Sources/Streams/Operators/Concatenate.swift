@@ -29,8 +29,7 @@ extension Publishers {
       prefix.subscribe(
         RelayStage(relay: DemandRelay(downstream: subscriber)) { completion, relay in
           guard case .finished = completion else { return relay.finish(completion) }
-          guard relay.detach() else { return }
-          suffix.subscribe(RelayStage(relay: relay))
+          relay.continueWith { suffix }
         })
     }
   }

@@ -2,10 +2,8 @@ extension Publisher where Output: Equatable {
   /// Publishes `true` and finishes (cancelling upstream) as soon as an element equals
   /// `output`, or `false` when the upstream finishes without one.
   @inlinable public func contains(_ output: Output) -> Publishers.Reduce<Self, Bool> {
-    Publishers.Reduce(upstream: self, initial: false) { result, input in
-      guard input == output else { return false }
-      result = true
-      return true
+    Publishers.Reduce(upstream: self, initial: false) {
+      ReduceStep.search(&$0, $1, until: true) { $0 == output }
     }
   }
 }
@@ -16,10 +14,8 @@ extension Publisher {
   @inlinable public func contains(
     where predicate: @escaping @Sendable (Output) -> Bool
   ) -> Publishers.Reduce<Self, Bool> {
-    Publishers.Reduce(upstream: self, initial: false) { result, input in
-      guard predicate(input) else { return false }
-      result = true
-      return true
+    Publishers.Reduce(upstream: self, initial: false) {
+      ReduceStep.search(&$0, $1, until: true, predicate)
     }
   }
 
@@ -28,10 +24,8 @@ extension Publisher {
   @inlinable public func tryContains(
     where predicate: @escaping @Sendable (Output) throws -> Bool
   ) -> Publishers.TryReduce<Self, Bool> {
-    Publishers.TryReduce(upstream: self, initial: false) { result, input in
-      guard try predicate(input) else { return false }
-      result = true
-      return true
+    Publishers.TryReduce(upstream: self, initial: false) {
+      try ReduceStep.search(&$0, $1, until: true, predicate)
     }
   }
 }

@@ -30,38 +30,7 @@ extension Publishers {
     /// Attaches the subscriber behind a stage that counts the dropped elements.
     @inlinable @inline(__always) public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
-      upstream.subscribe(DropInner(downstream: subscriber, remaining: count))
+      upstream.subscribe(ElementStage(downstream: subscriber, step: ElementStepDrop(count: count)))
     }
-  }
-}
-
-@usableFromInline
-final class DropInner<Downstream: Subscriber>: Subscriber {
-  @usableFromInline typealias Input = Downstream.Input
-  @usableFromInline typealias Failure = Downstream.Failure
-
-  @usableFromInline let downstream: Downstream
-  /// Touched only in `receive(_:)`, whose calls the upstream serialises.
-  @usableFromInline var remaining: Int
-
-  @inlinable init(downstream: Downstream, remaining: Int) {
-    self.downstream = downstream
-    self.remaining = remaining
-  }
-
-  @inlinable func receive(subscription: any Subscription) {
-    downstream.receive(subscription: subscription)
-  }
-
-  @inlinable func receive(_ input: Input) -> Subscribers.Demand {
-    if remaining > 0 {
-      remaining -= 1
-      return .max(1)
-    }
-    return downstream.receive(input)
-  }
-
-  @inlinable func receive(completion: Subscribers.Completion<Failure>) {
-    downstream.receive(completion: completion)
   }
 }

@@ -34,33 +34,7 @@ extension Publishers {
     /// Attaches the subscriber behind a stateless filtering stage.
     @inlinable @inline(__always) public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
-      upstream.subscribe(FilterInner(downstream: subscriber, isIncluded: isIncluded))
+      upstream.subscribe(ElementStage(downstream: subscriber, step: ElementStepFilter(isIncluded)))
     }
-  }
-}
-
-@usableFromInline
-final class FilterInner<Downstream: Subscriber>: Subscriber {
-  @usableFromInline typealias Input = Downstream.Input
-  @usableFromInline typealias Failure = Downstream.Failure
-
-  @usableFromInline let downstream: Downstream
-  @usableFromInline let isIncluded: @Sendable (Input) -> Bool
-
-  @inlinable init(downstream: Downstream, isIncluded: @escaping @Sendable (Input) -> Bool) {
-    self.downstream = downstream
-    self.isIncluded = isIncluded
-  }
-
-  @inlinable func receive(subscription: any Subscription) {
-    downstream.receive(subscription: subscription)
-  }
-
-  @inlinable func receive(_ input: Input) -> Subscribers.Demand {
-    isIncluded(input) ? downstream.receive(input) : .max(1)
-  }
-
-  @inlinable func receive(completion: Subscribers.Completion<Failure>) {
-    downstream.receive(completion: completion)
   }
 }

@@ -36,34 +36,7 @@ extension Publishers {
     /// Attaches the subscriber behind a stateless transforming stage.
     @inlinable @inline(__always) public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
-      upstream.subscribe(MapInner(downstream: subscriber, transform: transform))
+      upstream.subscribe(ElementStage(downstream: subscriber, step: ElementStepMap(transform)))
     }
-  }
-}
-
-@usableFromInline
-final class MapInner<Input, Downstream: Subscriber>: Subscriber {
-  @usableFromInline typealias Failure = Downstream.Failure
-
-  @usableFromInline let downstream: Downstream
-  @usableFromInline let transform: @Sendable (Input) -> Downstream.Input
-
-  @inlinable init(
-    downstream: Downstream, transform: @escaping @Sendable (Input) -> Downstream.Input
-  ) {
-    self.downstream = downstream
-    self.transform = transform
-  }
-
-  @inlinable func receive(subscription: any Subscription) {
-    downstream.receive(subscription: subscription)
-  }
-
-  @inlinable func receive(_ input: Input) -> Subscribers.Demand {
-    downstream.receive(transform(input))
-  }
-
-  @inlinable func receive(completion: Subscribers.Completion<Failure>) {
-    downstream.receive(completion: completion)
   }
 }

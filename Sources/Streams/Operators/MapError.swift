@@ -37,37 +37,8 @@ extension Publishers {
     @inlinable @inline(__always) public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
       upstream.subscribe(
-        MapErrorInner<Upstream.Failure, S>(downstream: subscriber, transform: transform))
-    }
-  }
-}
-
-@usableFromInline
-final class MapErrorInner<Failure: Error, Downstream: Subscriber>: Subscriber {
-  @usableFromInline typealias Input = Downstream.Input
-
-  @usableFromInline let downstream: Downstream
-  @usableFromInline let transform: @Sendable (Failure) -> Downstream.Failure
-
-  @inlinable init(
-    downstream: Downstream, transform: @escaping @Sendable (Failure) -> Downstream.Failure
-  ) {
-    self.downstream = downstream
-    self.transform = transform
-  }
-
-  @inlinable func receive(subscription: any Subscription) {
-    downstream.receive(subscription: subscription)
-  }
-
-  @inlinable func receive(_ input: Input) -> Subscribers.Demand {
-    downstream.receive(input)
-  }
-
-  @inlinable func receive(completion: Subscribers.Completion<Failure>) {
-    switch completion {
-    case .finished: downstream.receive(completion: .finished)
-    case .failure(let error): downstream.receive(completion: .failure(transform(error)))
+        ElementStage<ElementStepFilter<Output>, Upstream.Failure, S>(
+          downstream: subscriber, convert: transform, step: ElementStepFilter()))
     }
   }
 }

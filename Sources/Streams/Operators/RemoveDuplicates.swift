@@ -39,38 +39,8 @@ extension Publishers {
     /// Attaches the subscriber behind a stage that remembers the last element.
     @inlinable @inline(__always) public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
-      upstream.subscribe(RemoveDuplicatesInner(downstream: subscriber, predicate: predicate))
+      upstream.subscribe(
+        ElementStage(downstream: subscriber, step: ElementStepRemoveDuplicates(predicate)))
     }
-  }
-}
-
-@usableFromInline
-final class RemoveDuplicatesInner<Downstream: Subscriber>: Subscriber {
-  @usableFromInline typealias Input = Downstream.Input
-  @usableFromInline typealias Failure = Downstream.Failure
-
-  @usableFromInline let downstream: Downstream
-  @usableFromInline let predicate: @Sendable (Input, Input) -> Bool
-  /// Touched only in `receive(_:)`, whose calls the upstream serialises.
-  @usableFromInline var previous: Input?
-
-  @inlinable init(downstream: Downstream, predicate: @escaping @Sendable (Input, Input) -> Bool) {
-    self.downstream = downstream
-    self.predicate = predicate
-  }
-
-  @inlinable func receive(subscription: any Subscription) {
-    downstream.receive(subscription: subscription)
-  }
-
-  @inlinable func receive(_ input: Input) -> Subscribers.Demand {
-    if let previous, predicate(previous, input) { return .max(1) }
-    previous = input
-    return downstream.receive(input)
-  }
-
-  @inlinable func receive(completion: Subscribers.Completion<Failure>) {
-    previous = nil
-    downstream.receive(completion: completion)
   }
 }

@@ -32,11 +32,9 @@ extension Publishers {
     where S.Input == Output, S.Failure == Failure {
       let output = output
       upstream.subscribe(
-        RelayStage(relay: DemandRelay(downstream: subscriber)) {
-          (completion: Subscribers.Completion<Upstream.Failure>, relay) in
-          guard case .failure = completion else { return relay.finish(.finished) }
-          relay.finish(with: output)
-        })
+        RelayStage(
+          relay: DemandRelay(downstream: subscriber),
+          recover: { (_: Upstream.Failure, relay) in relay.finish(with: output) }))
     }
   }
 }

@@ -40,39 +40,8 @@ extension Publishers {
     @inlinable @inline(__always) public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
       upstream.subscribe(
-        ScanInner(downstream: subscriber, result: initialResult, next: nextPartialResult))
+        ElementStage(
+          downstream: subscriber, step: ElementStepScan(from: initialResult, nextPartialResult)))
     }
-  }
-}
-
-@usableFromInline
-final class ScanInner<Input, Downstream: Subscriber>: Subscriber {
-  @usableFromInline typealias Failure = Downstream.Failure
-
-  @usableFromInline let downstream: Downstream
-  @usableFromInline let next: @Sendable (Downstream.Input, Input) -> Downstream.Input
-  /// Touched only in `receive(_:)`, whose calls the upstream serialises.
-  @usableFromInline var result: Downstream.Input
-
-  @inlinable init(
-    downstream: Downstream, result: Downstream.Input,
-    next: @escaping @Sendable (Downstream.Input, Input) -> Downstream.Input
-  ) {
-    self.downstream = downstream
-    self.result = result
-    self.next = next
-  }
-
-  @inlinable func receive(subscription: any Subscription) {
-    downstream.receive(subscription: subscription)
-  }
-
-  @inlinable func receive(_ input: Input) -> Subscribers.Demand {
-    result = next(result, input)
-    return downstream.receive(result)
-  }
-
-  @inlinable func receive(completion: Subscribers.Completion<Failure>) {
-    downstream.receive(completion: completion)
   }
 }

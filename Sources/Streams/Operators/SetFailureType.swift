@@ -29,27 +29,9 @@ extension Publishers {
     /// Attaches the subscriber behind a stage that only retypes the completion.
     @inlinable @inline(__always) public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
-      upstream.subscribe(SetFailureTypeInner(downstream: subscriber))
+      upstream.subscribe(
+        ElementStage<ElementStepFilter<Output>, Never, S>(
+          downstream: subscriber, convert: { (_: Never) -> Failure in }, step: ElementStepFilter()))
     }
-  }
-}
-
-@usableFromInline
-final class SetFailureTypeInner<Downstream: Subscriber>: Subscriber {
-  @usableFromInline typealias Input = Downstream.Input
-  @usableFromInline typealias Failure = Never
-
-  @usableFromInline let downstream: Downstream
-
-  @inlinable init(downstream: Downstream) { self.downstream = downstream }
-
-  @inlinable func receive(subscription: any Subscription) {
-    downstream.receive(subscription: subscription)
-  }
-
-  @inlinable func receive(_ input: Input) -> Subscribers.Demand { downstream.receive(input) }
-
-  @inlinable func receive(completion: Subscribers.Completion<Never>) {
-    downstream.receive(completion: .finished)
   }
 }
