@@ -22,9 +22,11 @@ import TetherRemoteConfig
     #expect(config.isPolling)
     let requests = fixture.server.requests(at: Fixture.path)
     #expect(requests.count >= 3)
-    // The maximum back-off is 0.2 s; the bound leaves room for a slow machine (or a sanitizer).
+    // The maximum back-off is 0.2 s, and the Retry-After values ask for days (or are
+    // negative). The bound leaves room for a loaded machine: the whole parallel suite once
+    // held these polls for 3.4 s in CI, which is still nowhere near what was asked for.
     for (earlier, later) in zip(requests, requests.dropFirst()).prefix(2) {
-      #expect(later.arrival - earlier.arrival < .seconds(3))
+      #expect(later.arrival - earlier.arrival < .seconds(10))
     }
   }
 
