@@ -97,7 +97,7 @@ public struct EtcdKey<Value: Sendable>: SharedKey, AtomicSharedKey {
   }
 
   /// Writes `value` after the saves before it: compare-and-swap on the `mod_revision` it was
-  /// derived from (``SaveContext/version``), unless last-writer-wins.
+  /// derived from (`SaveContext.version`), unless last-writer-wins.
   public func save(_ value: Value, context: SaveContext, continuation: SaveContinuation) {
     store.save(value, derivedFrom: context.version, continuation: continuation)
   }
