@@ -1,3 +1,5 @@
+import Synchronization
+
 /// One benchmark scenario: an id such as `streams.subject-sink`, the baseline it is compared
 /// with (another scenario's id, measured in the same run), and how to measure it.
 struct Benchmark: Sendable {
@@ -54,11 +56,20 @@ struct Benchmark: Sendable {
 
 /// Where a `perOperationAfterSetup` body starts the clock (right before its loop) and stops
 /// it (right after, before its teardown).
-final class Stopwatch: @unchecked Sendable {
-  // Written by the one task that runs the body, read after it returns.
-  private(set) var started: ContinuousClock.Instant?
-  private(set) var stopped: ContinuousClock.Instant?
+final class Stopwatch: Sendable {
+  private let marks = Mutex<(started: ContinuousClock.Instant?, stopped: ContinuousClock.Instant?)>(
+    (nil, nil))
 
-  func start() { started = ContinuousClock.now }
-  func stop() { stopped = ContinuousClock.now }
+  var started: ContinuousClock.Instant? { marks.withLock { $0.started } }
+  var stopped: ContinuousClock.Instant? { marks.withLock { $0.stopped } }
+
+  func start() {
+    let now = ContinuousClock.now
+    marks.withLock { $0.started = now }
+  }
+
+  func stop() {
+    let now = ContinuousClock.now
+    marks.withLock { $0.stopped = now }
+  }
 }

@@ -53,8 +53,9 @@ final class DefaultsChanges: Sendable {
       .standardizedFileURL.path
   }
   #else
-  /// A notification observer token, which Foundation does not mark `Sendable`; it is only
-  /// handed back to `removeObserver`, which is thread-safe.
+  /// A notification observer token, which Foundation does not mark `Sendable`. It is never
+  /// read or changed here, only handed back to `removeObserver`, which runs under
+  /// NotificationCenter's own lock.
   private struct UncheckedObserver: @unchecked Sendable {
     let observer: any NSObjectProtocol
     init(_ observer: any NSObjectProtocol) { self.observer = observer }

@@ -115,8 +115,9 @@ public struct AppStorageKey<Value: Sendable>: SharedKey, CustomStringConvertible
 
 /// A `UserDefaults` that closures and keys may carry across threads.
 ///
-/// `UserDefaults` is documented thread-safe (swift-corelibs-foundation guards its domains
-/// with locks and CFPreferences), but swift-corelibs-foundation does not mark it `Sendable`.
+/// `UserDefaults` is documented thread-safe: every read and write takes its own lock (on
+/// Linux, swift-corelibs-foundation's lock around CFPreferences' domains). Only the
+/// reference is carried here, and swift-corelibs-foundation does not mark it `Sendable`.
 struct SendableDefaults: @unchecked Sendable {
   let store: UserDefaults
   init(_ store: UserDefaults) { self.store = store }
