@@ -106,14 +106,17 @@ final class ConnectionPool: HTTP1ConnectionOwner, @unchecked Sendable {
   }
 
   func exchangeFinished(_ connection: HTTP1Connection, reusable: Bool) {
-    if let request = busy.removeValue(forKey: connection.id),
-      let exchange = requests.removeValue(forKey: request)
-    {
-      loop.cancel(exchange.deadlineTimer)
-      exchange.complete(.success(exchange.response))
+    let finished = busy.removeValue(forKey: connection.id).flatMap {
+      requests.removeValue(forKey: $0)
     }
     if !reusable { connections[connection.id] = nil }
+    // The next waiter goes out on the connection first: the server starts on it while this
+    // answer's caller is woken.
     perform(machine.exchangeFinished(connection.id, reusable: reusable))
+    if let finished {
+      loop.cancel(finished.deadlineTimer)
+      finished.complete(.success(finished.response))
+    }
   }
 
   func exchangeFailed(_ connection: HTTP1Connection, _ error: HTTPError, reusedAndSilent: Bool) {
@@ -141,7 +144,11 @@ final class BufferedExchange: ExchangeSink, @unchecked Sendable {
   // touched only there; `continuation` is resumed exactly once (`complete`).
   private static let ids = Atomic<Int>(0)
 
-  let id = BufferedExchange.ids.wrappingAdd(1, ordering: .relaxed).oldValue
+  /// A new exchange's id: taken before the exchange exists, so that a cancellation handler
+  /// can name it.
+  static func nextID() -> Int { ids.wrappingAdd(1, ordering: .relaxed).oldValue }
+
+  let id: Int
   let message: [UInt8]
   let requestURL: URL
   let isHead: Bool
@@ -161,9 +168,11 @@ final class BufferedExchange: ExchangeSink, @unchecked Sendable {
   var timeoutError: HTTPError { .timedOut(url: url, after: timeout) }
 
   init(
-    request: HTTPRequest, route: ConnectionRoute, limit: Int, deadline: UInt64,
-    timeout: Double, continuation: CheckedContinuation<RawHTTPResponse, any Error>
+    id: Int = BufferedExchange.nextID(), request: HTTPRequest, route: ConnectionRoute,
+    limit: Int, deadline: UInt64, timeout: Double,
+    continuation: CheckedContinuation<RawHTTPResponse, any Error>
   ) {
+    self.id = id
     message = route.serialize(request)
     requestURL = request.url
     isHead = request.method == .head
@@ -202,7 +211,8 @@ final class BufferedExchange: ExchangeSink, @unchecked Sendable {
     guard response.body.count + piece.count <= limit else {
       return .abort(.tooLarge(url: url, limit: limit))
     }
-    response.body.append(piece)
+    // Most answers arrive in one piece: take it as it is rather than copy it again.
+    if response.body.isEmpty { response.body = piece } else { response.body.append(piece) }
     return .proceed
   }
 }

@@ -20,6 +20,9 @@ struct ConnectionRoute: Sendable {
   var port: Int
   /// `scheme://host[:port]` of the origin: errors about the connection name it.
   var origin: String
+  /// The `Host` header of requests to the origin: `host[:port]`, the port omitted when it is
+  /// the scheme's default.
+  var hostHeader: String
   /// Connections with the same key are interchangeable (one pool per key).
   var key: String
   /// TLS with the origin (for `https`), and the name its certificate must be for.
@@ -35,7 +38,8 @@ struct ConnectionRoute: Sendable {
   /// The bytes of `request` on this route.
   func serialize(_ request: HTTPRequest) -> [UInt8] {
     HTTP1RequestSerializer.serialize(
-      request, absoluteForm: absoluteForm, proxyAuthorization: proxyAuthorization)
+      request, absoluteForm: absoluteForm, proxyAuthorization: proxyAuthorization,
+      hostHeader: hostHeader)
   }
 
   /// The route to `url`'s origin, directly or through `proxy` (an `http://` proxy URL whose
@@ -46,9 +50,10 @@ struct ConnectionRoute: Sendable {
     let secure = scheme == "https"
     let host = url.host ?? ""
     let port = url.port ?? (secure ? 443 : 80)
-    let origin = "\(scheme)://\(HTTP1RequestSerializer.hostHeader(of: url))"
+    let hostHeader = HTTP1RequestSerializer.hostHeader(of: url)
     var route = ConnectionRoute(
-      host: host, port: port, origin: origin, key: "\(scheme)://\(host):\(port)",
+      host: host, port: port, origin: "\(scheme)://\(hostHeader)", hostHeader: hostHeader,
+      key: "\(scheme)://\(host):\(port)",
       tls: secure ? tls : nil, serverName: host, tunnelRequest: nil, absoluteForm: false,
       proxyAuthorization: nil)
     guard let proxy, let proxyHost = proxy.host else { return route }

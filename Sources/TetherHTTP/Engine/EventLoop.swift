@@ -231,7 +231,16 @@ private struct TimerQueue {
 
   mutating func cancel(_ timer: TimerID) {
     work[timer.value] = nil
-    if work.isEmpty { heap.removeAll(keepingCapacity: true) }
+    if work.isEmpty {
+      heap.removeAll(keepingCapacity: true)
+    } else if heap.count > 64, heap.count > 4 * work.count {
+      // Cancelled entries stay in the heap until their deadline: a busy client cancels a
+      // request's deadline timer on every answer, and would otherwise keep one entry per
+      // request of the last `timeout` seconds. Rebuilt when most entries are dead, the heap
+      // stays within a few times the live timers, at an amortized constant cost.
+      heap.removeAll { work[$0.id] == nil }
+      for index in stride(from: heap.count / 2 - 1, through: 0, by: -1) { siftDown(index) }
+    }
   }
 
   /// The work of every timer due at `now`, in deadline order, removed from the queue.
@@ -248,7 +257,11 @@ private struct TimerQueue {
     let last = heap.removeLast()
     guard !heap.isEmpty else { return }
     heap[0] = last
-    var parent = 0
+    siftDown(0)
+  }
+
+  private mutating func siftDown(_ start: Int) {
+    var parent = start
     while true {
       let left = 2 * parent + 1
       let right = left + 1

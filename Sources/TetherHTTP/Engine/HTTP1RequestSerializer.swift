@@ -12,46 +12,57 @@ enum HTTP1RequestSerializer {
   /// The request's bytes. `host` and `port` are the URL's (the port is omitted from `Host`
   /// when it is the scheme's default). With `absoluteForm` (a request to a proxy) the target is
   /// the whole URL and `proxyAuthorization`, if any, replaces a caller's `Proxy-Authorization`.
+  ///
+  /// `hostHeader` is the `Host` value when the caller already knows it (a ``ConnectionRoute``
+  /// keeps it per origin); without it, it is worked out from the URL.
   static func serialize(
-    _ request: HTTPRequest, absoluteForm: Bool = false, proxyAuthorization: String? = nil
+    _ request: HTTPRequest, absoluteForm: Bool = false, proxyAuthorization: String? = nil,
+    hostHeader knownHost: String? = nil
   ) -> [UInt8] {
     let url = request.url
     let method = request.method.rawValue
+    let host = knownHost ?? hostHeader(of: url)
     var bytes: [UInt8] = []
     bytes.reserveCapacity(256 + (request.body?.count ?? 0))
     bytes.append(contentsOf: method.utf8)
     bytes.append(0x20)
     if absoluteForm {
       bytes.append(contentsOf: "\(url.scheme?.lowercased() ?? "http")://".utf8)
-      bytes.append(contentsOf: hostHeader(of: url).utf8)
+      bytes.append(contentsOf: host.utf8)
     }
     bytes.append(contentsOf: target(of: url).utf8)
     bytes.append(contentsOf: " HTTP/1.1\r\nHost: ".utf8)
-    bytes.append(contentsOf: hostHeader(of: url).utf8)
+    bytes.append(contentsOf: host.utf8)
     bytes.append(contentsOf: "\r\n".utf8)
     var hasUserAgent = false
     var hasAcceptEncoding = false
-    var fields: [(name: String, value: String)] = []
+    var fields: [(name: String, lowercased: String, value: String)] = []
     fields.reserveCapacity(request.headers.count + 3)
     for (name, value) in request.headers {
-      switch name.lowercased() {
+      let lowercased = name.lowercased()
+      switch lowercased {
       case "host", "content-length", "transfer-encoding", "connection": continue
       case "proxy-authorization" where proxyAuthorization != nil: continue
       case "user-agent": hasUserAgent = true
       case "accept-encoding": hasAcceptEncoding = true
       default: break
       }
-      fields.append((name, value))
+      fields.append((name, lowercased, value))
     }
-    if !hasUserAgent { fields.append(("User-Agent", "Tether")) }
-    if let proxyAuthorization { fields.append(("Proxy-Authorization", proxyAuthorization)) }
+    if !hasUserAgent { fields.append(("User-Agent", "user-agent", "Tether")) }
+    if let proxyAuthorization {
+      fields.append(("Proxy-Authorization", "proxy-authorization", proxyAuthorization))
+    }
     // Nothing is decompressed here: say so (without the header, any coding would be fair).
-    if !hasAcceptEncoding { fields.append(("Accept-Encoding", "identity")) }
+    if !hasAcceptEncoding { fields.append(("Accept-Encoding", "accept-encoding", "identity")) }
     fields.sort { $0.name < $1.name }
     // A name repeated in another case (possible through the `headers` dictionary) is sent
-    // once, as URLSession does: the first in sorted order.
-    var seen = Set<String>()
-    for (name, value) in fields where seen.insert(name.lowercased()).inserted {
+    // once, as URLSession does: the first in sorted order. Sorted by name, a repeat is not
+    // always next to its first (`A-b` < `A-C` < `a-b`), so the names sent are remembered.
+    var sent: [String] = []
+    sent.reserveCapacity(fields.count)
+    for (name, lowercased, value) in fields where !sent.contains(lowercased) {
+      sent.append(lowercased)
       bytes.append(contentsOf: name.utf8)
       bytes.append(contentsOf: ": ".utf8)
       bytes.append(contentsOf: value.utf8)
@@ -67,7 +78,39 @@ enum HTTP1RequestSerializer {
   }
 
   /// The request target in origin form: the percent-encoded path (`/` when empty) and query.
+  ///
+  /// It is read off the URL's absolute string (what follows the authority, up to a fragment):
+  /// a URL keeps its parts percent-encoded there, so this is the same target as
+  /// `URLComponents` would give, without building one on every request.
   static func target(of url: URL) -> String {
+    let text = url.absoluteString
+    if let start = pathStart(in: text) {
+      let rest = text.utf8[start...]
+      let end = rest.firstIndex(of: UInt8(ascii: "#")) ?? rest.endIndex
+      let target = Substring(text.utf8[start..<end])
+      if target.isEmpty { return "/" }
+      return target.utf8.first == UInt8(ascii: "?") ? "/" + target : String(target)
+    }
+    return componentsTarget(of: url)
+  }
+
+  /// Where the path begins in an absolute URL string (`scheme://authority`): the first `/`,
+  /// `?` or `#` after the authority, or the end. `nil` for a string without an authority.
+  static func pathStart(in text: String) -> String.Index? {
+    let utf8 = text.utf8
+    guard let colon = utf8.firstIndex(of: UInt8(ascii: ":")) else { return nil }
+    let slashes = utf8[colon...].dropFirst()
+    guard slashes.starts(with: "//".utf8) else { return nil }
+    let authority = slashes.dropFirst(2)
+    return authority.firstIndex {
+      $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#")
+    }
+      ?? authority.endIndex
+  }
+
+  /// The target as `URLComponents` gives it: the reference ``target(of:)`` agrees with (the
+  /// request fuzzer checks both on every input).
+  static func componentsTarget(of url: URL) -> String {
     guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
       return url.path.isEmpty ? "/" : url.path
     }
@@ -93,11 +136,11 @@ enum HTTP1RequestSerializer {
 enum RequestValidation {
   static func validate(_ request: HTTPRequest) throws(HTTPError) {
     let method = request.method.rawValue
-    guard !method.isEmpty, method.utf8.allSatisfy(isTokenByte) else {
+    guard !method.isEmpty, method.utf8.allSatisfy(HeaderParsing.isTokenByte) else {
       throw .invalidRequest("the method \"\(printable(method))\" is not a token")
     }
     for (name, value) in request.headers {
-      guard !name.isEmpty, name.utf8.allSatisfy(isTokenByte),
+      guard !name.isEmpty, name.utf8.allSatisfy(HeaderParsing.isTokenByte),
         !value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 })
       else {
         throw .invalidRequest(
@@ -110,16 +153,6 @@ enum RequestValidation {
     }
     guard let host = request.url.host, !host.isEmpty else {
       throw .invalidRequest("\(HTTPError.redacted(request.url)) has no host")
-    }
-  }
-
-  /// RFC 9110 tchar.
-  static func isTokenByte(_ byte: UInt8) -> Bool {
-    switch byte {
-    case 0x30...0x39, 0x41...0x5A, 0x61...0x7A: return true
-    case 0x21, 0x23, 0x24, 0x25, 0x26, 0x27, 0x2A, 0x2B, 0x2D, 0x2E, 0x5E, 0x5F, 0x60, 0x7C, 0x7E:
-      return true
-    default: return false
     }
   }
 

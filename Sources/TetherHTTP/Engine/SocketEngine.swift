@@ -64,9 +64,49 @@ final class SocketEngine: Transport {
 
   /// How requests to `url` travel: directly or through the proxy, with TLS for `https`.
   func route(for url: URL) throws(HTTPError) -> ConnectionRoute {
+    try destination(for: url).route
+  }
+
+  /// Where a request goes: its route and the pool that carries it.
+  private struct Destination {
+    /// `scheme://authority` exactly as the URLs it serves spell it.
+    let prefix: String
+    let route: ConnectionRoute
+    let pool: ConnectionPool
+  }
+
+  /// The destinations of the last few origins, looked up by the start of a URL's string:
+  /// working out a route (the URL's parts, the proxy rules, the `Host` header) costs more than
+  /// a request's own bytes, and a client talks to the same few origins again and again.
+  private let destinations = Lock<[Destination]>([])
+  private static let remembered = 16
+
+  private func destination(for url: URL) throws(HTTPError) -> Destination {
+    let text = url.absoluteString
+    guard let start = HTTP1RequestSerializer.pathStart(in: text) else {
+      return try makeDestination(for: url, prefix: nil)
+    }
+    let prefix = text.utf8[..<start]
+    let known = destinations.withLock { list in
+      list.first { $0.prefix.utf8.elementsEqual(prefix) }
+    }
+    if let known { return known }
+    return try makeDestination(for: url, prefix: String(Substring(prefix)))
+  }
+
+  private func makeDestination(for url: URL, prefix: String?) throws(HTTPError) -> Destination {
     let secure = url.scheme?.lowercased() == "https"
-    return ConnectionRoute.to(
+    let route = ConnectionRoute.to(
       url, proxy: try proxy.proxy(for: url), tls: secure ? try context(for: url) : nil)
+    let made = Destination(prefix: prefix ?? "", route: route, pool: pool(for: route))
+    if let prefix {
+      destinations.withLock { list in
+        guard !list.contains(where: { $0.prefix == prefix }) else { return }
+        if list.count == Self.remembered { list.removeFirst() }
+        list.append(made)
+      }
+    }
+    return made
   }
 
   /// Fails what waits and closes idle connections; the engine takes nothing new afterwards.
@@ -75,6 +115,7 @@ final class SocketEngine: Transport {
       defer { pools = [:] }
       return Array(pools.values)
     }
+    destinations.withLock { $0 = [] }
     for pool in all { pool.shutDown() }
   }
 
@@ -95,22 +136,24 @@ final class SocketEngine: Transport {
   func perform(
     _ request: HTTPRequest, limit: Int, timeout: Double
   ) async throws(HTTPError) -> RawHTTPResponse {
-    let pool = pool(for: try route(for: request.url))
+    let destination = try destination(for: request.url)
+    let pool = destination.pool
     let deadline = Monotonic.deadline(after: timeout)
-    let id = Lock<Int?>(nil)
+    let id = BufferedExchange.nextID()
     do {
       return try await withTaskCancellationHandler {
         try await withCheckedThrowingContinuation { continuation in
+          // The destination's route, not the pool's: the same pool serves every spelling of
+          // an origin, and each request names its host as its URL does.
           let exchange = BufferedExchange(
-            request: request, route: pool.route, limit: limit, deadline: deadline,
-            timeout: timeout, continuation: continuation)
-          id.withLock { $0 = exchange.id }
+            id: id, request: request, route: destination.route, limit: limit,
+            deadline: deadline, timeout: timeout, continuation: continuation)
           pool.enqueue(exchange)
-          // A cancellation that came before `id` was set found nothing to abandon.
-          if Task.isCancelled { pool.abandon(exchange.id, .cancelled) }
+          // A cancellation that came before the exchange was queued abandoned nothing.
+          if Task.isCancelled { pool.abandon(id, .cancelled) }
         }
       } onCancel: {
-        if let id = id.withLock({ $0 }) { pool.abandon(id, .cancelled) }
+        pool.abandon(id, .cancelled)
       }
     } catch let error as HTTPError {
       throw error

@@ -99,16 +99,22 @@ struct HTTP1ResponseParser {
         keepAlive = false
         return events
       case .head, .chunkSize, .chunkDataEnd, .trailers:
-        let byte = bytes[index]
-        index = bytes.index(after: index)
-        guard byte == 0x0A else {
-          line.append(byte)
-          try checkLineLength()
-          continue
-        }
+        // The rest of the line at once: up to its LF, or all there is when the LF is still
+        // to come.
+        let lineFeed = bytes[index...].firstIndex(of: 0x0A)
+        line.append(contentsOf: bytes[index..<(lineFeed ?? bytes.endIndex)])
+        try checkLineLength()
+        guard let lineFeed else { return events }
+        index = bytes.index(after: lineFeed)
         if line.last == 0x0D { line.removeLast() }
-        let complete = line
-        line.removeAll(keepingCapacity: true)
+        // The line is handed over and its buffer taken back afterwards: no copy, no new
+        // allocation per line.
+        var complete: [UInt8] = []
+        swap(&complete, &line)
+        defer {
+          complete.removeAll(keepingCapacity: true)
+          line = complete
+        }
         try endLine(complete, events: &events)
       }
     }
@@ -196,7 +202,7 @@ struct HTTP1ResponseParser {
 
   private mutating func readStatusLine(_ line: [UInt8]) throws(Failure) {
     // HTTP/1.x SP 3DIGIT [SP reason]
-    guard line.count >= 12, line.starts(with: Array("HTTP/1.".utf8)),
+    guard line.count >= 12, line.starts(with: "HTTP/1.".utf8),
       line[7] == UInt8(ascii: "0") || line[7] == UInt8(ascii: "1"), line[8] == 0x20,
       line[9...11].allSatisfy({ (0x30...0x39).contains($0) }),
       line.count == 12 || line[12] == 0x20
@@ -214,7 +220,7 @@ struct HTTP1ResponseParser {
       throw Failure(reason: "obsolete header line folding")
     }
     guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > 0,
-      line[..<colon].allSatisfy(Self.isTokenByte)
+      line[..<colon].allSatisfy(HeaderParsing.isTokenByte)
     else {
       throw Failure(reason: "a header line without a valid name")
     }
@@ -321,12 +327,5 @@ struct HTTP1ResponseParser {
       size = size * 16 + digit
     }
     return size
-  }
-
-  private static func isTokenByte(_ byte: UInt8) -> Bool {
-    switch byte {
-    case 0x30...0x39, 0x41...0x5A, 0x61...0x7A: return true
-    default: return Array("!#$%&'*+-.^_`|~".utf8).contains(byte)
-    }
   }
 }

@@ -17,6 +17,16 @@ enum HeaderParsing {
     }
   }
 
+  /// Whether `byte` may appear in a token (RFC 9110 tchar): a method or a header name.
+  static func isTokenByte(_ byte: UInt8) -> Bool {
+    switch byte {
+    case 0x30...0x39, 0x41...0x5A, 0x61...0x7A: return true
+    case 0x21, 0x23, 0x24, 0x25, 0x26, 0x27, 0x2A, 0x2B, 0x2D, 0x2E, 0x5E, 0x5F, 0x60, 0x7C, 0x7E:
+      return true
+    default: return false
+    }
+  }
+
   /// `Retry-After` as seconds from `now`: delay-seconds or an HTTP date, clamped to
   /// `0...maximumDelay`; `nil` when the value is neither.
   static func retryAfter(_ text: String, now: Date = Date()) -> Double? {

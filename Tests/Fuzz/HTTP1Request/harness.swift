@@ -9,6 +9,7 @@ import Foundation
 // - hold exactly one head, ended by the first CRLF CRLF, whose lines are the request line,
 //   `Host`, and one line per distinct header name the request carries (framing headers
 //   excepted) plus the engine's own (`User-Agent`, `Accept-Encoding`, `Content-Length`);
+// - name the target URLComponents would (the engine reads it off the URL's string);
 // - carry the method unchanged and every header value unchanged, so no value can smuggle a
 //   line, and the body exactly, with a `Content-Length` equal to its size.
 
@@ -26,6 +27,14 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
   components.port = 8080
   components.path = parts[1].hasPrefix("/") ? parts[1] : "/" + parts[1]
   guard let url = components.url else { return 0 }
+  // The target read off the URL's string must be the one URLComponents gives, for a URL
+  // built from parts and for one parsed from the raw path text (a query, a fragment, odd
+  // characters).
+  for candidate in [url, URL(string: "http://example.com:8080" + parts[1])].compactMap({ $0 }) {
+    let fast = HTTP1RequestSerializer.target(of: candidate)
+    let reference = HTTP1RequestSerializer.componentsTarget(of: candidate)
+    precondition(fast == reference, "target \(fast) but URLComponents says \(reference)")
+  }
   var headers: [String: String] = [:]
   var index = 2
   while index + 1 < parts.count - 1 {
