@@ -26,12 +26,11 @@ protocol EventLoopHandler: AnyObject {
 /// Loops come from ``EventLoopGroup/shared``: a small fixed set of threads for the whole
 /// process, whatever the number of requests and streams.
 final class EventLoop: @unchecked Sendable {
-  // @unchecked Sendable: `inbox`, `wakePending` and `threadID` are `Lock`s; every other stored
-  // property is touched only on `thread`, the loop itself.
-  private let inbox = Lock<[@Sendable () -> Void]>([])
+  // @unchecked Sendable: `inbox` and `threadID` are `Lock`s; every other stored property is
+  // touched only on `thread`, the loop itself.
+  private let inbox = Lock(Inbox())
   private let wakeRead: Int32
   private let wakeWrite: Int32
-  private let wakePending = Lock(false)
   private let poller: Poller
   private var handlers: [UInt64: any EventLoopHandler] = [:]
   private var nextToken: UInt64 = 1
@@ -67,10 +66,10 @@ final class EventLoop: @unchecked Sendable {
 
   /// Runs `work` on the loop's thread, after what is already queued.
   func execute(_ work: @escaping @Sendable () -> Void) {
-    inbox.withLock { $0.append(work) }
-    let mustWake = wakePending.withLock { pending -> Bool in
-      defer { pending = true }
-      return !pending
+    let mustWake = inbox.withLock { inbox -> Bool in
+      inbox.work.append(work)
+      defer { inbox.wakePending = true }
+      return !inbox.wakePending
     }
     if mustWake {
       var byte: UInt8 = 1
@@ -138,7 +137,7 @@ final class EventLoop: @unchecked Sendable {
           // Empty the pipe before clearing the flag: a producer that still sees the flag set
           // knows its work is drained below, one that sees it clear writes a new byte.
           while drain.withUnsafeMutableBytes({ read(wakeRead, $0.baseAddress, $0.count) }) > 0 {}
-          wakePending.withLock { $0 = false }
+          inbox.withLock { $0.wakePending = false }
           continue
         }
         // A handler removed by an earlier event of this batch gets nothing more.
@@ -148,12 +147,19 @@ final class EventLoop: @unchecked Sendable {
       // Taken out first: a timer's work may schedule another timer.
       for work in timers.takeDue(now: Monotonic.now) { work() }
       let work = inbox.withLock { inbox -> [@Sendable () -> Void] in
-        defer { inbox.removeAll(keepingCapacity: true) }
-        return inbox
+        defer { inbox.work.removeAll(keepingCapacity: true) }
+        return inbox.work
       }
       for item in work { item() }
     }
   }
+}
+
+/// What other threads hand a loop: work to run, and whether a wake-up byte is already on
+/// its way (one lock for both, taken once per ``EventLoop/execute(_:)``).
+private struct Inbox {
+  var work: [@Sendable () -> Void] = []
+  var wakePending = false
 }
 
 /// A process's I/O threads. Each new pool or stream takes the next loop in turn.
@@ -199,15 +205,18 @@ enum Monotonic {
 
 /// Names one scheduled timer.
 struct TimerID: Hashable {
-  fileprivate let value: UInt64
+  let value: UInt64
 }
 
 /// The loop's timers: a binary heap by deadline; cancelled timers are dropped when they come
 /// up.
-private struct TimerQueue {
+struct TimerQueue {
   private var heap: [(deadline: UInt64, id: UInt64)] = []
   private var work: [UInt64: () -> Void] = [:]
   private var nextID: UInt64 = 1
+
+  /// Entries in the heap, cancelled ones included: what the queue's memory holds.
+  var storedCount: Int { heap.count }
 
   var nextDeadline: UInt64? {
     // Cancelled entries at the top would wake the loop early; that only costs a wake-up.

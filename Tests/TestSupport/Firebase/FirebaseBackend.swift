@@ -138,13 +138,18 @@ extension FirebaseFakeServer {
           return signals[condition.signal].map { Self.signal($0, matches: condition.equals) }
             ?? false
         }
-        var entries = template.entries
-        var decided = Set<String>()
-        for condition in matching.map({ template.conditions[$0] }) {
-          for (key, value) in condition.values where !decided.contains(key) {
-            entries[key] = value
-            decided.insert(key)
+        // The entries are evaluated only when they are needed: for a new tag, or an answer
+        // that carries them (a 304 does not).
+        let evaluated = {
+          var entries = template.entries
+          var decided = Set<String>()
+          for condition in matching.map({ template.conditions[$0] }) {
+            for (key, value) in condition.values where !decided.contains(key) {
+              entries[key] = value
+              decided.insert(key)
+            }
           }
+          return entries
         }
         // The tag of a version's evaluated entries is computed once, as a real backend
         // would: the matching conditions decide the entries.
@@ -153,7 +158,7 @@ extension FirebaseFakeServer {
         if let known = state.etags[tagKey] {
           etag = known
         } else {
-          etag = Self.etag(version: template.version, entries: entries)
+          etag = Self.etag(version: template.version, entries: evaluated())
           state.etags[tagKey] = etag
         }
         if request.header("If-None-Match") == etag {
@@ -167,7 +172,7 @@ extension FirebaseFakeServer {
         return Self.json(
           200,
           [
-            "entries": entries, "state": "UPDATE", "templateVersion": "\(template.version)",
+            "entries": evaluated(), "state": "UPDATE", "templateVersion": "\(template.version)",
             "personalizationMetadata": [String: Any](), "experimentDescriptions": [Any](),
           ], etag: etag)
       }
