@@ -31,7 +31,7 @@ let package = Package(
     // Exactly the modules it imports: the trait, and the stand-ins for networked keys.
     .target(
       name: "TetherTesting",
-      dependencies: ["Tether", "TetherHTTP", "TetherRemoteConfig", "TetherEtcd"]),
+      dependencies: ["Streams", "Tether", "TetherHTTP", "TetherRemoteConfig", "TetherEtcd"]),
 
     .executableTarget(
       name: "Tour",

@@ -19,16 +19,16 @@ public protocol Cancellable: Sendable {
 public final class AnyCancellable: Cancellable, Hashable {
   /// What `cancel()` runs, once. A wrapped `Cancellable` is kept as such rather than in a
   /// closure: that saves an allocation per subscription (`sink` wraps its subscriber).
-  private let cancelAction: Locked<CancelAction?>
+  private let cancelAction: Lock<CancelAction?>
 
   /// Creates a cancellable that runs `cancel` once, on `cancel()` or on deinit.
   public init(_ cancel: @escaping @Sendable () -> Void) {
-    cancelAction = Locked(.closure(cancel))
+    cancelAction = Lock(.closure(cancel))
   }
 
   /// Creates a cancellable that cancels `canceller` on `cancel()` or on deinit.
   public init<C: Cancellable>(_ canceller: C) {
-    cancelAction = Locked(.cancellable(canceller))
+    cancelAction = Lock(.cancellable(canceller))
   }
 
   deinit { cancel() }

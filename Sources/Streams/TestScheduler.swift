@@ -72,18 +72,18 @@ public final class TestScheduler: Scheduler {
     }
   }
 
-  private let state: Mutex<State>
+  private let state: Lock<State>
 
-  /// Runs `body` with the state under the lock, announced to ThreadSanitizer.
+  /// Runs `body` with the state under the lock.
   private func withState<R: Sendable>(_ body: (inout State) -> R) -> R {
-    state.withAnnotatedLock { body(&$0) }
+    state.withLock { body(&$0) }
   }
 
   /// Creates a test scheduler whose clock starts at `now`.
   ///
   /// The default start is an arbitrary fixed instant, the same for every test scheduler.
   public init(now: SchedulerTimeType = SchedulerTimeType(DispatchTime(uptimeNanoseconds: 1))) {
-    state = Mutex(State(now: now))
+    state = Lock(State(now: now))
   }
 
   /// The scheduler's current virtual time.

@@ -1,4 +1,5 @@
 import Foundation
+import Streams
 import Synchronization
 
 /// The files of an isolated storage scope: an in-memory file system that `.fileStorage` keys

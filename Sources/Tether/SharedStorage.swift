@@ -1,3 +1,4 @@
+import Streams
 import Synchronization
 
 /// A storage scope: the references, in-memory values, files and strategy defaults that shared

@@ -1,4 +1,5 @@
 import Foundation
+import Streams
 import Synchronization
 
 /// A programmer error Tether detected: a continuation resumed twice or never, a key shared with

@@ -1,4 +1,5 @@
 import Foundation
+import Streams
 import Tether
 
 /// Something that answers a client's requests in the process, instead of a network: the seam

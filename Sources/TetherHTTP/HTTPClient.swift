@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Streams
 import Synchronization
 import Tether
 

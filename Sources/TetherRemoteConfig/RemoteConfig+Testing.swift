@@ -1,4 +1,5 @@
 import Foundation
+import Streams
 import Tether
 
 /// What a `RemoteConfig` is in an isolated storage scope (a test's): a stand-in that reads the

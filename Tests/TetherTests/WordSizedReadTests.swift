@@ -1,4 +1,5 @@
 import Observation
+import Streams
 import Synchronization
 import TestSupport
 import Testing

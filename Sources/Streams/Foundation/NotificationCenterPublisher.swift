@@ -61,7 +61,7 @@ where Downstream.Input == Notification, Downstream.Failure == Never {
 
   private let downstream: SerializedDownstream<Downstream>
   private let center: NotificationCenter
-  private let state = Locked(State())
+  private let state = Lock(State())
 
   init(_ downstream: Downstream, center: NotificationCenter) {
     self.downstream = SerializedDownstream(downstream)

@@ -76,9 +76,9 @@ final class TimerConnection: Cancellable {
   /// `Timer` is not `Sendable`; it is taken out under the lock and invalidated once
   /// (invalidation is thread-safe in swift-corelibs-foundation: it goes through
   /// `CFRunLoopTimerInvalidate`, which locks the timer).
-  private let timer: Locked<Timer?>
+  private let timer: Lock<Timer?>
 
-  init(_ timer: Timer) { self.timer = Locked(timer) }
+  init(_ timer: Timer) { self.timer = Lock(timer) }
 
   func cancel() {
     let timer = timer.withLock { timer in

@@ -12,14 +12,14 @@
 /// it holds this subscription, and nothing reaches it once `control` says the relay is over.
 @usableFromInline
 final class DemandRelay<Downstream: Subscriber>: Subscription, @unchecked Sendable {
-  // @unchecked: `control` is a `Locked` Mutex, which also guards the boxed final value it
+  // @unchecked: `control` is a `Lock` Mutex, which also guards the boxed final value it
   // holds; `downstream` is immutable and only called from the serialised `receive` paths or
   // after winning `control`.
 
   @usableFromInline let downstream: Downstream
   /// Not generic, so that `request`, `cancel` and `deinit` (all unspecialised) take and
   /// destroy it without a metadata lookup.
-  @usableFromInline let control = Locked(DemandRelayControl())
+  @usableFromInline let control = Lock(DemandRelayControl())
 
   @inlinable init(downstream: Downstream) {
     self.downstream = downstream

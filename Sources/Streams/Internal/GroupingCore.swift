@@ -69,7 +69,7 @@ final class GroupingCore<Downstream: Subscriber, Slots: GroupSlots>: Subscriptio
   }
 
   @usableFromInline let downstream: SerializedDownstream<Downstream>
-  @usableFromInline let state = Locked(State())
+  @usableFromInline let state = Lock(State())
   @usableFromInline let grouping: Grouping
   /// Turns the slots' nested group into the published tuple.
   @usableFromInline let output: @Sendable (Slots.Group) -> Downstream.Input

@@ -10,7 +10,7 @@
 final class ReducingStage<Input, UpstreamFailure: Error, Downstream: Subscriber>: Subscriber,
   Subscription, @unchecked Sendable
 {
-  // @unchecked: `control` is a `Locked` Mutex; `result` and `isDone` are written only in the
+  // @unchecked: `control` is a `Lock` Mutex; `result` and `isDone` are written only in the
   // serialised `receive` calls and read by `deliverResult` after `control` marked the result
   // ready (the lock orders the write before the read); `step` and `convert` are immutable.
   @usableFromInline typealias Failure = UpstreamFailure
@@ -20,7 +20,7 @@ final class ReducingStage<Input, UpstreamFailure: Error, Downstream: Subscriber>
   /// Folds one element into the result; `true` ends the stream early.
   @usableFromInline let step: (inout Output?, Input) throws(Downstream.Failure) -> Bool
   @usableFromInline let convert: (UpstreamFailure) -> Downstream.Failure
-  @usableFromInline let control = Locked(ReducingControl())
+  @usableFromInline let control = Lock(ReducingControl())
   @usableFromInline var result: Output?
   @usableFromInline var isDone = false
 

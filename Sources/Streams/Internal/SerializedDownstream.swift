@@ -33,11 +33,11 @@ final class SerializedDownstream<Downstream: Subscriber>: Sendable {
     @inlinable init(downstream: Downstream) { self.downstream = downstream }
   }
 
-  @usableFromInline let state: Locked<State>
+  @usableFromInline let state: Lock<State>
 
   @inlinable
   init(_ downstream: Downstream) {
-    state = Locked(State(downstream: downstream))
+    state = Lock(State(downstream: downstream))
   }
 
   /// Whether a completion was sent or the subscriber cancelled.

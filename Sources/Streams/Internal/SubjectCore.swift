@@ -16,7 +16,7 @@ import Synchronization
 /// its time looking up generic metadata.
 @usableFromInline
 final class SubjectCore<Output, Failure: Error>: Sendable {
-  // Sendable: the only stored property is `state`, a `Locked` (a Mutex).
+  // Sendable: the only stored property is `state`, a `Lock` (a Mutex).
   @usableFromInline
   enum Event {
     case value(Output)
@@ -46,7 +46,7 @@ final class SubjectCore<Output, Failure: Error>: Sendable {
     }
   }
 
-  @usableFromInline let state: Locked<State>
+  @usableFromInline let state: Lock<State>
 
   /// Who delivers: `delivering` is set while a thread drains; `queued` while `state.queue`
   /// holds events that thread has not taken yet. Both change only under `state`'s lock,
@@ -58,7 +58,7 @@ final class SubjectCore<Output, Failure: Error>: Sendable {
   @usableFromInline static var queued: UInt8 { 2 }
 
   @inlinable init(current: Output?) {
-    state = Locked(State(current: current))
+    state = Lock(State(current: current))
   }
 
   /// Called under the lock by a sender: becomes the deliverer (returns `true`) if nobody
@@ -216,7 +216,7 @@ enum ConduitSignal<Output, Failure: Error> {
 /// `Sink` does. Nothing is delivered once the word says cancelled.
 @usableFromInline
 final class SubjectConduit<Output, Failure: Error>: Subscription, @unchecked Sendable {
-  // @unchecked: `demand` is atomic; the held value lives in `state` (a `Locked` Mutex),
+  // @unchecked: `demand` is atomic; the held value lives in `state` (a `Lock` Mutex),
   // which is also the only writer of `demand`; the entry points and `core` are immutable.
 
   /// The value entry point (a struct around the closure, so that it is never re-abstracted).
@@ -235,7 +235,7 @@ final class SubjectConduit<Output, Failure: Error>: Subscription, @unchecked Sen
   @usableFromInline let receive: Receive
   @usableFromInline let signal: (ConduitSignal<Output, Failure>) -> Void
   @usableFromInline let detachFromCore: (SubjectConduit<Output, Failure>) -> Void
-  @usableFromInline let state: Locked<ConduitState>
+  @usableFromInline let state: Lock<ConduitState>
   @usableFromInline let core: SubjectCore<Output, Failure>
 
   @inlinable init<S: Subscriber>(
@@ -251,7 +251,7 @@ final class SubjectConduit<Output, Failure: Error>: Subscription, @unchecked Sen
       }
     }
     detachFromCore = { [core] conduit in core.detach(conduit) }
-    state = Locked(ConduitState(keepsLatest: keepsLatest))
+    state = Lock(ConduitState(keepsLatest: keepsLatest))
   }
 
   @inlinable func start(holding current: Output?) {

@@ -11,15 +11,15 @@ enum SubscriptionStatus {
   case terminal
 }
 
-/// The upstream end of a subscriber or operator, guarded by a `Locked` mutex so that `request`,
+/// The upstream end of a subscriber or operator, guarded by a `Lock` mutex so that `request`,
 /// `cancel` and completion may race from different threads.
 ///
 /// Every method changes the status under the lock and calls the upstream subscription after
 /// releasing it.
 @usableFromInline
-typealias UpstreamLink = Locked<SubscriptionStatus>
+typealias UpstreamLink = Lock<SubscriptionStatus>
 
-extension Locked where State == SubscriptionStatus {
+extension Lock where State == SubscriptionStatus {
   /// Creates a link that waits for its subscription.
   @inlinable init() { self.init(.awaiting) }
 

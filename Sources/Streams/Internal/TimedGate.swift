@@ -44,7 +44,7 @@ final class TimedGate<Downstream: Subscriber, Context: Scheduler>: Subscriber, S
 
   private let downstream: SerializedDownstream<Downstream>
   private let upstream = UpstreamLink()
-  private let state = Locked(State())
+  private let state = Lock(State())
   private let gating: TimedGating<Time.Stride>
   private let scheduler: Context
   private let options: Context.SchedulerOptions?

@@ -79,7 +79,7 @@ where Downstream.Input == [Element] {
   private let downstream: Downstream
   private let count: Int?
   private let link = UpstreamLink()
-  private let askedUnlimited = Locked(false)
+  private let askedUnlimited = Lock(false)
   private var buffer: [Element] = []
 
   init(downstream: Downstream, count: Int?) {

@@ -81,7 +81,7 @@ where Downstream.Input == [Element] {
 
   private let downstream: SerializedDownstream<Downstream>
   private let upstream = UpstreamLink()
-  private let state = Locked(State())
+  private let state = Lock(State())
   private let scheduler: Context
   private let stride: Context.SchedulerTimeType.Stride
   private let count: Int

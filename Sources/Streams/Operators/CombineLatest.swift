@@ -78,92 +78,17 @@ extension Publisher {
 
 extension Publishers {
   /// A publisher that publishes the latest values of two upstreams together.
-  public struct CombineLatest<A: Publisher, B: Publisher>: Publisher
-  where A.Failure == B.Failure {
-    /// The kind of values published: a tuple of the upstreams' latest values.
-    public typealias Output = (A.Output, B.Output)
-    /// The kind of errors published: the upstreams'.
-    public typealias Failure = A.Failure
-
-    /// The first upstream publisher.
-    public let a: A
-    /// The second upstream publisher.
-    public let b: B
-
-    /// Creates a publisher that combines the latest values of `a` and `b`.
-    public init(_ a: A, _ b: B) {
-      self.a = a
-      self.b = b
-    }
-
-    /// Attaches the subscriber, then subscribes to both upstreams.
-    @inlinable
-    public func receive<S: Subscriber>(subscriber: S)
-    where S.Input == Output, S.Failure == Failure {
-      subscribeGroups(subscriber, of: a, b, grouping: .latest)
-    }
-  }
+  public typealias CombineLatest<A: Publisher, B: Publisher> = Grouped<A, B, LatestValues>
+  where A.Failure == B.Failure
 
   /// A publisher that publishes the latest values of three upstreams together.
-  public struct CombineLatest3<A: Publisher, B: Publisher, C: Publisher>: Publisher
-  where A.Failure == B.Failure, B.Failure == C.Failure {
-    /// The kind of values published: a tuple of the upstreams' latest values.
-    public typealias Output = (A.Output, B.Output, C.Output)
-    /// The kind of errors published: the upstreams'.
-    public typealias Failure = A.Failure
-
-    /// The first upstream publisher.
-    public let a: A
-    /// The second upstream publisher.
-    public let b: B
-    /// The third upstream publisher.
-    public let c: C
-
-    /// Creates a publisher that combines the latest values of `a`, `b` and `c`.
-    public init(_ a: A, _ b: B, _ c: C) {
-      self.a = a
-      self.b = b
-      self.c = c
-    }
-
-    /// Attaches the subscriber, then subscribes to the three upstreams.
-    @inlinable
-    public func receive<S: Subscriber>(subscriber: S)
-    where S.Input == Output, S.Failure == Failure {
-      subscribeGroups(subscriber, of: a, b, c, grouping: .latest)
-    }
-  }
+  public typealias CombineLatest3<A: Publisher, B: Publisher, C: Publisher> = Grouped3<
+    A, B, C, LatestValues
+  >
+  where A.Failure == B.Failure, B.Failure == C.Failure
 
   /// A publisher that publishes the latest values of four upstreams together.
-  public struct CombineLatest4<A: Publisher, B: Publisher, C: Publisher, D: Publisher>: Publisher
-  where A.Failure == B.Failure, B.Failure == C.Failure, C.Failure == D.Failure {
-    /// The kind of values published: a tuple of the upstreams' latest values.
-    public typealias Output = (A.Output, B.Output, C.Output, D.Output)
-    /// The kind of errors published: the upstreams'.
-    public typealias Failure = A.Failure
-
-    /// The first upstream publisher.
-    public let a: A
-    /// The second upstream publisher.
-    public let b: B
-    /// The third upstream publisher.
-    public let c: C
-    /// The fourth upstream publisher.
-    public let d: D
-
-    /// Creates a publisher that combines the latest values of `a`, `b`, `c` and `d`.
-    public init(_ a: A, _ b: B, _ c: C, _ d: D) {
-      self.a = a
-      self.b = b
-      self.c = c
-      self.d = d
-    }
-
-    /// Attaches the subscriber, then subscribes to the four upstreams.
-    @inlinable
-    public func receive<S: Subscriber>(subscriber: S)
-    where S.Input == Output, S.Failure == Failure {
-      subscribeGroups(subscriber, of: a, b, c, d, grouping: .latest)
-    }
-  }
+  public typealias CombineLatest4<A: Publisher, B: Publisher, C: Publisher, D: Publisher> =
+    Grouped4<A, B, C, D, LatestValues>
+  where A.Failure == B.Failure, B.Failure == C.Failure, C.Failure == D.Failure
 }

@@ -37,30 +37,11 @@ extension Publishers {
   }
 
   /// A publisher that publishes the first element that satisfies a predicate, then finishes.
-  public struct FirstWhere<Upstream: Publisher>: Publisher {
-    /// FirstWhere publishes its upstream's element.
-    public typealias Output = Upstream.Output
-    /// FirstWhere fails when its upstream fails before a matching element.
-    public typealias Failure = Upstream.Failure
+  public typealias FirstWhere<Upstream: Publisher> = PredicateGate<Upstream, FirstWhereRule>
 
-    /// The publisher from which this publisher receives elements.
-    public let upstream: Upstream
-    /// The closure that decides whether an element is the one to publish.
-    public let predicate: @Sendable (Output) -> Bool
-
-    /// Creates a publisher that republishes the first element of `upstream` matching
-    /// `predicate`.
-    @inlinable public init(upstream: Upstream, predicate: @escaping @Sendable (Output) -> Bool) {
-      self.upstream = upstream
-      self.predicate = predicate
-    }
-
-    /// Attaches the subscriber behind a stage that skips to the first match, then ends.
-    @inlinable @inline(__always) public func receive<S: Subscriber>(subscriber: S)
-    where S.Input == Output, S.Failure == Failure {
-      let predicate = predicate
-      upstream.subscribe(
-        FinishingStage(downstream: subscriber) { predicate($0) ? .forwardAndFinish : .skip })
-    }
+  /// The rule of ``Publishers/FirstWhere``: the first element the predicate accepts.
+  public enum FirstWhereRule: PredicateGateRule {
+    /// ``Publishers/PredicateGateKind/firstWhere``.
+    @inlinable public static var gate: PredicateGateKind { .firstWhere }
   }
 }

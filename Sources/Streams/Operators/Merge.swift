@@ -211,12 +211,12 @@ final class MergeCore<Downstream: Subscriber>: Subscription, FanInCore {
   }
 
   @usableFromInline let downstream: SerializedDownstream<Downstream>
-  @usableFromInline let state: Locked<State>
+  @usableFromInline let state: Lock<State>
 
   @inlinable
   init(_ downstream: Downstream, isOpen: Bool) {
     self.downstream = SerializedDownstream(downstream)
-    state = Locked(State(isOpen: isOpen))
+    state = Lock(State(isOpen: isOpen))
   }
 
   /// Sends the subscriber its subscription; call after reserving the first children (so an

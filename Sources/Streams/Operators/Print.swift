@@ -74,11 +74,11 @@ final class PrintLog: Sendable {
   /// The one place a lock is held while calling out: `write(_:)` must be exclusive for a
   /// stream that is not thread-safe, and a `TextOutputStream` has no way to call back into
   /// the publisher.
-  private let stream: Locked<(any TextOutputStream)?>
+  private let stream: Lock<(any TextOutputStream)?>
 
   init(prefix: String, stream: (any TextOutputStream)?) {
     self.prefix = prefix
-    self.stream = Locked(stream)
+    self.stream = Lock(stream)
   }
 
   func write(_ message: String) {

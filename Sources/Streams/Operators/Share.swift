@@ -69,7 +69,7 @@ private final class ShareConnection: Sendable {
     var upstream: (any Subscription)?
   }
 
-  private let state = Locked(State())
+  private let state = Lock(State())
 
   /// Counts a new subscriber; returns the generation of a new connection if this subscriber
   /// must connect the upstream.

@@ -56,10 +56,10 @@ private final class PendingSubscription<Upstream: Publisher, Downstream: Subscri
   ScheduledTarget
 where Upstream.Output == Downstream.Input, Upstream.Failure == Downstream.Failure {
   /// Taken once, by the scheduled action.
-  private let parts: Locked<(Upstream, Downstream)?>
+  private let parts: Lock<(Upstream, Downstream)?>
 
   init(_ upstream: Upstream, _ downstream: Downstream) {
-    parts = Locked((upstream, downstream))
+    parts = Lock((upstream, downstream))
   }
 
   func receiveScheduled(_: Void) {

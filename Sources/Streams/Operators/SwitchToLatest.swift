@@ -119,7 +119,7 @@ where Downstream.Input == Inner.Output, Downstream.Failure == Inner.Failure {
   }
 
   @usableFromInline let downstream: SerializedDownstream<Downstream>
-  @usableFromInline let state = Locked(State())
+  @usableFromInline let state = Lock(State())
 
   @inlinable init(_ downstream: Downstream) {
     self.downstream = SerializedDownstream(downstream)

@@ -71,7 +71,7 @@ private final class TimeoutInner<Downstream: Subscriber, Context: Scheduler>: Su
 
   private let downstream: SerializedDownstream<Downstream>
   private let upstream = UpstreamLink()
-  private let state = Locked(State())
+  private let state = Lock(State())
   private let interval: Context.SchedulerTimeType.Stride
   private let scheduler: Context
   private let options: Context.SchedulerOptions?

@@ -55,11 +55,11 @@ where S.Input == Base.Element, S.Failure == Base.Failure, Base.Element: Sendable
   }
 
   private let base: Base
-  private let state: Locked<State>
+  private let state: Lock<State>
 
   init(base: Base, downstream: S) {
     self.base = base
-    state = Locked(State(downstream: downstream))
+    state = Lock(State(downstream: downstream))
   }
 
   func request(_ demand: Subscribers.Demand) {

@@ -58,7 +58,7 @@ final class AutoconnectCount: Sendable {
     var connection: (any Cancellable)?
   }
 
-  private let state = Locked(State())
+  private let state = Lock(State())
 
   /// Counts a subscriber; `true` for the first one, which must connect.
   func retain() -> Bool {

@@ -19,7 +19,7 @@ public final class Future<Output, Failure: Error>: Publisher {
     var waiting: [FutureWaiter<Output, Failure>] = []
   }
 
-  private let state = Locked(State())
+  private let state = Lock(State())
 
   /// Creates a publisher that runs `attemptToFulfill` at once with a promise to fulfil.
   public init(_ attemptToFulfill: @escaping (@escaping Promise) -> Void) {
@@ -78,9 +78,9 @@ private final class FutureSubscription<S: Subscriber>: FutureWaiter<S.Input, S.F
     var isCancelled = false
   }
 
-  private let state: Locked<State>
+  private let state: Lock<State>
 
-  init(downstream: S) { state = Locked(State(downstream: downstream)) }
+  init(downstream: S) { state = Lock(State(downstream: downstream)) }
 
   override func fulfill(_ result: Result<S.Input, S.Failure>) {
     deliver { $0.result = result }

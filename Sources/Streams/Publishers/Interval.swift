@@ -58,7 +58,7 @@ where Downstream.Input == Context.SchedulerTimeType, Downstream.Failure == Never
   }
 
   private let downstream: SerializedDownstream<Downstream>
-  private let state = Locked(State())
+  private let state = Lock(State())
   private let publisher: Publishers.Interval<Context>
 
   init(_ downstream: Downstream, publisher: Publishers.Interval<Context>) {

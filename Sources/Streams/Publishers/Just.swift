@@ -43,10 +43,10 @@ final class SingleValueSubscription: Subscription {
     @inlinable init(emit: @escaping Emit) { self.emit = emit }
   }
 
-  @usableFromInline let state: Locked<State>
+  @usableFromInline let state: Lock<State>
 
   @inlinable init<S: Subscriber>(_ subscriber: S, value: S.Input?) {
-    state = Locked(
+    state = Lock(
       State { subscription in
         if let value { _ = subscriber.receive(value) }
         // The subscriber may have cancelled while receiving the value.

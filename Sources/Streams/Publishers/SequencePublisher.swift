@@ -58,7 +58,7 @@ final class SequenceSubscription: Subscription {
     @inlinable init(step: @escaping Step) { self.step = step }
   }
 
-  @usableFromInline let state: Locked<State>
+  @usableFromInline let state: Lock<State>
 
   @inlinable init<S: Subscriber, Iterator: IteratorProtocol>(
     downstream: S, first: S.Input, rest: Iterator
@@ -67,7 +67,7 @@ final class SequenceSubscription: Subscription {
     // completion. Only the emitter (the caller that set `isEmitting`) runs the step.
     var next: S.Input? = first
     var rest = rest
-    state = Locked(
+    state = Lock(
       State { subscription in
         guard let value = next else { return (.none, true) }
         next = rest.next()

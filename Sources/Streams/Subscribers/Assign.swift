@@ -15,12 +15,12 @@ extension Subscribers {
 
     /// The key path of the property to assign.
     public let keyPath: ReferenceWritableKeyPath<Root, Input>
-    private let state: Locked<State>
+    private let state: Lock<State>
 
     /// Creates a subscriber that assigns values to `object[keyPath: keyPath]`.
     public init(object: Root, keyPath: ReferenceWritableKeyPath<Root, Input>) {
       self.keyPath = keyPath
-      state = Locked(State(object: object))
+      state = Lock(State(object: object))
     }
 
     /// A textual representation: `Assign`.

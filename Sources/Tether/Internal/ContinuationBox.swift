@@ -1,3 +1,4 @@
+import Streams
 import Synchronization
 
 /// The once-only heart of `LoadContinuation` and `SaveContinuation`.

@@ -1,3 +1,4 @@
+import Streams
 import Synchronization
 
 /// A member of a parent's value, read and written through the parent's lock and storage.

@@ -1,4 +1,5 @@
 import Foundation
+import Streams
 import Synchronization
 
 /// The exclusive advisory lock (`flock`) on a file's sidecar `.NAME.tether-lock`, which every

@@ -1,4 +1,5 @@
 import Foundation
+import Streams
 import Synchronization
 
 /// The engine behind every `FileStorageKey` on disk for one path: throttles and performs

@@ -1,4 +1,5 @@
 import Foundation
+import Streams
 import Synchronization
 
 /// The one ``FileStorage`` per path of this process, whatever the value type of the keys that

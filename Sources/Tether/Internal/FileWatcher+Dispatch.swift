@@ -1,3 +1,5 @@
+import Streams
+
 #if canImport(Darwin)
 import Darwin
 import Dispatch

@@ -1,3 +1,5 @@
+import Streams
+
 #if canImport(Glibc) || canImport(Musl)
 #if canImport(Glibc)
 import Glibc

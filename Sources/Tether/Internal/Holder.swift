@@ -1,3 +1,4 @@
+import Streams
 import Synchronization
 
 /// One holder of a shared value (a `Shared` or `SharedReader` and its copies): the reference

@@ -1,3 +1,5 @@
+import Streams
+
 /// How the registry treats a key type beyond its type and id.
 struct KeyTraits: Sendable {
   /// The type whose keys share references: a `.Default` key shares with its base key.

@@ -1,4 +1,5 @@
 import Observation
+import Streams
 import Synchronization
 
 /// The one home of a shared value in a storage scope: its lock, its key, its observers.

@@ -1,3 +1,5 @@
+import Streams
+
 /// The references of one storage scope, by key type and key id.
 ///
 /// Entries are weak, so a reference lives exactly as long as something holds it, except for

@@ -1,4 +1,5 @@
 import Foundation
+import Streams
 
 /// A key for a value stored in `UserDefaults`, as swift-sharing's `.appStorage`.
 ///

@@ -1,4 +1,5 @@
 import Foundation
+import Streams
 import Tether
 
 /// A watch on a key (or a range of keys) that never misses or repeats a change: a

@@ -147,13 +147,12 @@ private struct EpollFunctions: @unchecked Sendable {
 
   static let shared: EpollFunctions? = {
     #if os(Linux)
-    guard let handle = dlopen(nil, RTLD_NOW), let create = dlsym(handle, "epoll_create1"),
-      let control = dlsym(handle, "epoll_ctl"), let wait = dlsym(handle, "epoll_wait")
+    guard let process = DynamicLibrary.process,
+      let create = process.function("epoll_create1", as: Create.self),
+      let control = process.function("epoll_ctl", as: Control.self),
+      let wait = process.function("epoll_wait", as: Wait.self)
     else { return nil }
-    return EpollFunctions(
-      create: unsafeBitCast(create, to: Create.self),
-      control: unsafeBitCast(control, to: Control.self),
-      wait: unsafeBitCast(wait, to: Wait.self))
+    return EpollFunctions(create: create, control: control, wait: wait)
     #else
     return nil
     #endif
@@ -168,16 +167,14 @@ struct EngineFailure: Error, CustomStringConvertible {
 }
 
 /// Names the calling thread for the kernel (what `top`, `perf` and `/proc/self/task/*/comm`
-/// show; at most 15 bytes), through `pthread_setname_np` found with `dlsym` (the toolchain's
+/// show; at most 15 bytes), through `pthread_setname_np` found with ``DynamicLibrary`` (the toolchain's
 /// Glibc module does not export it). Does nothing where it is missing.
 enum KernelThreadName {
   private typealias SetName = @convention(c) (pthread_t, UnsafePointer<CChar>) -> Int32
 
   private static let setName: SetName? = {
     #if os(Linux)
-    guard let handle = dlopen(nil, RTLD_NOW), let symbol = dlsym(handle, "pthread_setname_np")
-    else { return nil }
-    return unsafeBitCast(symbol, to: SetName.self)
+    DynamicLibrary.process?.function("pthread_setname_np", as: SetName.self)
     #else
     return nil
     #endif

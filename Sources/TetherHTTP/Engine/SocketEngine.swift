@@ -1,4 +1,5 @@
 import Foundation
+import Streams
 import Tether
 
 /// `http` and `https` on Tether's own event-driven engine: one ``ConnectionPool`` per origin

@@ -1,4 +1,5 @@
 import Foundation
+import Streams
 import Tether
 
 /// The bounded buffer between a streamed body's socket and its consumer: backpressure.

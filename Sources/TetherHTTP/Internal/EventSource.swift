@@ -1,4 +1,5 @@
 import Foundation
+import Streams
 import Tether
 
 /// One open `text/event-stream` response, read event by event as its consumer asks: the

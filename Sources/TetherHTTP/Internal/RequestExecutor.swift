@@ -1,4 +1,5 @@
 import Foundation
+import Streams
 import Tether
 
 /// A response as it came off the wire: status, headers (lower-cased names) and body.

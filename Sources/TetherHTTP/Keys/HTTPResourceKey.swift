@@ -1,4 +1,5 @@
 import Foundation
+import Streams
 import Synchronization
 import Tether
 

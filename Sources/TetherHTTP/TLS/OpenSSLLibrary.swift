@@ -6,9 +6,9 @@ import Musl
 import Darwin
 #endif
 
-/// The system OpenSSL 3 (`libssl.so.3` and `libcrypto.so.3`), opened with `dlopen` at run time
-/// and called through C function pointers, so that building Tether needs no OpenSSL header,
-/// package or link flag. Every process that links FoundationNetworking has these libraries
+/// The system OpenSSL 3 (`libssl.so.3` and `libcrypto.so.3`), opened at run time with
+/// ``DynamicLibrary`` and called through C function pointers, so that building Tether needs no
+/// OpenSSL header, package or link flag. Every process that links FoundationNetworking has these libraries
 /// already (libcurl loads them), so loading them costs nothing there.
 ///
 /// Handles are opaque pointers (`SSL_CTX*`, `SSL*`, `X509*`, `BIO*`, ...). Macros of the C API
@@ -241,14 +241,12 @@ final class OpenSSLLibrary: @unchecked Sendable {
     #endif
     #if os(Linux)
     func symbol<Function>(
-      _ handle: UnsafeMutableRawPointer, _ name: String, as: Function.Type
-    )
-      throws(TLSFailure) -> Function
-    {
-      guard let address = dlsym(handle, name) else {
+      _ library: DynamicLibrary, _ name: String, as: Function.Type
+    ) throws(TLSFailure) -> Function {
+      guard let function = library.function(name, as: Function.self) else {
         throw TLSFailure.libraryUnavailable("\(name) is missing from the system OpenSSL")
       }
-      return unsafeBitCast(address, to: Function.self)
+      return function
     }
     versionNumber = try symbol(crypto, "OpenSSL_version_num", as: VersionFunction.self)
     // 3.0 is the first version with SSL_CTX_set_options as a function and the 3.0 API.
@@ -304,10 +302,12 @@ final class OpenSSLLibrary: @unchecked Sendable {
   }
 
   #if os(Linux)
-  private static func open(_ name: String) throws(TLSFailure) -> UnsafeMutableRawPointer {
-    if let handle = dlopen(name, RTLD_NOW) { return handle }
-    let detail = dlerror().map { String(cString: $0) } ?? "\(name) cannot be opened"
-    throw TLSFailure.libraryUnavailable(detail)
+  private static func open(_ name: String) throws(TLSFailure) -> DynamicLibrary {
+    do throws(DynamicLibraryFailure) {
+      return try DynamicLibrary(opening: name)
+    } catch {
+      throw TLSFailure.libraryUnavailable(error.description)
+    }
   }
   #endif
 

@@ -1,3 +1,4 @@
+import Streams
 import Tether
 
 /// The process's ``TLSContext``s, one per configuration, so that clients with the same TLS

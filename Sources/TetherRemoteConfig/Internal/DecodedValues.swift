@@ -1,3 +1,4 @@
+import Streams
 import Synchronization
 import Tether
 

@@ -63,22 +63,41 @@ struct JSONParser {
     index += count
   }
 
-  private mutating func enter() throws(Failure) {
+  /// Enters the object or array whose opening bracket is at `index`; `true` if it is empty
+  /// (`closing` follows at once, and has been consumed).
+  private mutating func enter(closedBy closing: UInt8) throws(Failure) -> Bool {
     depth += 1
     guard depth <= 512 else { throw fail("nesting too deep") }
+    index += 1
+    skipWhitespace()
+    return leave(at: closing)
+  }
+
+  /// Consumes `closing` and leaves the container if it comes next.
+  private mutating func leave(at closing: UInt8) -> Bool {
+    guard index < bytes.count, bytes[index] == closing else { return false }
+    index += 1
+    depth -= 1
+    return true
+  }
+
+  /// After a member: consumes `,` (`false`: another member follows) or `closing` (`true`: the
+  /// container has ended).
+  private mutating func endsAfterMember(closedBy closing: UInt8) throws(Failure) -> Bool {
+    skipWhitespace()
+    guard index < bytes.count else { throw fail("unexpected end of document") }
+    if leave(at: closing) { return true }
+    guard bytes[index] == UInt8(ascii: ",") else {
+      throw fail("expected ',' or '\(Character(Unicode.Scalar(closing)))'")
+    }
+    index += 1
+    return false
   }
 
   private mutating func parseObject() throws(Failure) -> JSONValue {
-    try enter()
-    index += 1
     var object: [String: JSONValue] = [:]
-    skipWhitespace()
-    if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
-      index += 1
-      depth -= 1
-      return .object(object)
-    }
-    while true {
+    if try enter(closedBy: UInt8(ascii: "}")) { return .object(object) }
+    repeat {
       skipWhitespace()
       guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else {
         throw fail("expected a member name")
@@ -91,45 +110,18 @@ struct JSONParser {
       index += 1
       skipWhitespace()
       object[name] = try parseValue()
-      skipWhitespace()
-      guard index < bytes.count else { throw fail("unexpected end of document") }
-      if bytes[index] == UInt8(ascii: ",") {
-        index += 1
-      } else if bytes[index] == UInt8(ascii: "}") {
-        index += 1
-        depth -= 1
-        return .object(object)
-      } else {
-        throw fail("expected ',' or '}'")
-      }
-    }
+    } while try !endsAfterMember(closedBy: UInt8(ascii: "}"))
+    return .object(object)
   }
 
   private mutating func parseArray() throws(Failure) -> JSONValue {
-    try enter()
-    index += 1
     var array: [JSONValue] = []
-    skipWhitespace()
-    if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
-      index += 1
-      depth -= 1
-      return .array(array)
-    }
-    while true {
+    if try enter(closedBy: UInt8(ascii: "]")) { return .array(array) }
+    repeat {
       skipWhitespace()
       array.append(try parseValue())
-      skipWhitespace()
-      guard index < bytes.count else { throw fail("unexpected end of document") }
-      if bytes[index] == UInt8(ascii: ",") {
-        index += 1
-      } else if bytes[index] == UInt8(ascii: "]") {
-        index += 1
-        depth -= 1
-        return .array(array)
-      } else {
-        throw fail("expected ',' or ']'")
-      }
-    }
+    } while try !endsAfterMember(closedBy: UInt8(ascii: "]"))
+    return .array(array)
   }
 
   private mutating func parseString() throws(Failure) -> String {
