@@ -43,9 +43,9 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
     var starting: Task<Void, Never>?
     var leaseID: Int64?
     var keepAlive: Task<Void, Never>?
-    var lastWrite: Task<Void, Never>?
     var saveGeneration: UInt64 = 0
-    var pendingWrites = 0
+    /// Background retries of failed saves waiting for their back-off (not in `writes` yet).
+    var retriesWaiting = 0
     var wroteReceipt = false
     /// The newest version written by someone else (see the invariants above).
     var chainStart: Int64?
@@ -57,6 +57,8 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
     var inFlight: Data?
   }
   private let state = Lock(State())
+  /// Saves, updates and the final lease revoke, one at a time, in call order.
+  private let writes = SerialWriteQueue()
 
   init(
     cluster: EtcdCluster, name: String, decode: @escaping @Sendable (Data) throws -> Value,
@@ -266,12 +268,12 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
       state -> (_, Data??, Int64, _) in
       (
         state.subscriber, state.modRevision == nil ? nil : state.stored, state.modRevision ?? 0,
-        state.pendingWrites > 0
+        state.retriesWaiting > 0
       )
     }
     guard let subscriber else { return }
     if let error { return subscriber.yield(throwing: error) }
-    guard !pending, let stored else { return }
+    guard !pending, writes.pendingCount == 0, let stored else { return }
     guard let stored else { return publish(.deleted(revision: revision)) }
     if case .success(let value) = value(from: stored) {
       publish(.value(value, revision: revision))
@@ -291,7 +293,7 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
     }
     starting?.cancel()
     watcher?.cancel()
-    enqueue { [self] in
+    writes.enqueue { [self] in
       keepAlive?.cancel()
       let (lease, receipt) = state.withLock { state in
         defer {
@@ -306,19 +308,6 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
   }
 
   // MARK: Writing
-
-  /// Runs `work` after every write enqueued before it.
-  func enqueue(_ work: @escaping @Sendable () async -> Void) {
-    state.withLock { state in
-      let previous = state.lastWrite
-      state.pendingWrites += 1
-      state.lastWrite = Task {
-        await previous?.value
-        await work()
-        self.state.withLock { $0.pendingWrites -= 1 }
-      }
-    }
-  }
 
   /// Saves `value` after the writes before it: compare-and-swap on the last seen version
   /// (or unconditionally for last-writer-wins). A transient failure is reported and the value
@@ -339,7 +328,7 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
       state.saveGeneration &+= 1
       return state.saveGeneration
     }
-    enqueue { [self] in
+    writes.enqueue { [self] in
       do throws(EtcdError) {
         try await write(bytes, derivedFrom: seen)
         continuation.resume()
@@ -368,11 +357,11 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
   /// Writes `bytes` again after a back-off, while no newer save was made.
   private func retry(_ bytes: Data, seen: Int64?, generation: UInt64, attempt: Int) {
     guard Self.saveBackoff.delay(afterFailures: attempt, random: 0) != nil else { return }
-    state.withLock { $0.pendingWrites += 1 }
+    state.withLock { $0.retriesWaiting += 1 }
     Task { [self] in
       try? await Task.sleep(for: Self.saveBackoff.delay(afterFailures: attempt) ?? .seconds(5))
-      enqueue { [self] in
-        defer { state.withLock { $0.pendingWrites -= 1 } }
+      // Queued before it stops waiting, so `report` never finds neither.
+      writes.enqueue { [self] in
         guard state.withLock({ $0.saveGeneration == generation }) else { return }
         do throws(EtcdError) {
           try await write(bytes, derivedFrom: seen)
@@ -382,6 +371,7 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
           }
         }
       }
+      state.withLock { $0.retriesWaiting -= 1 }
     }
   }
 
@@ -495,7 +485,7 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
     _ transform: @escaping @Sendable (inout Value) throws -> Void, initialValue: Value,
     continuation: UpdateContinuation<Value>
   ) {
-    enqueue { [self] in
+    writes.enqueue { [self] in
       let deadline = ContinuousClock.now + .seconds(30)
       var uncertain: [String: Value] = [:]
       var current: (base: Int64, bytes: Data?)? = state.withLock { state in
