@@ -334,7 +334,9 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
         continuation.resume()
       } catch {
         continuation.resume(throwing: error)
-        if error.isTransient { retry(bytes, seen: seen, generation: generation, attempt: 1) }
+        if error.isTransient {
+          retry(bytes, seen: seen, generation: generation, attempt: 1, reportingTo: continuation)
+        }
       }
     }
   }
@@ -354,8 +356,13 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
     Backoff(initial: .milliseconds(2), maximum: .milliseconds(50))
   }
 
-  /// Writes `bytes` again after a back-off, while no newer save was made.
-  private func retry(_ bytes: Data, seen: Int64?, generation: UInt64, attempt: Int) {
+  /// Writes `bytes` again after a back-off, while no newer save was made. The save's
+  /// `continuation` (resumed with the first failure) hears how it ended: `saveError` clears
+  /// when it lands, and says so when it is refused (a conflict).
+  private func retry(
+    _ bytes: Data, seen: Int64?, generation: UInt64, attempt: Int,
+    reportingTo continuation: SaveContinuation
+  ) {
     guard Self.saveBackoff.delay(afterFailures: attempt, random: 0) != nil else { return }
     state.withLock { $0.retriesWaiting += 1 }
     Task { [self] in
@@ -365,9 +372,14 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
         guard state.withLock({ $0.saveGeneration == generation }) else { return }
         do throws(EtcdError) {
           try await write(bytes, derivedFrom: seen)
+          continuation.resolvedLater(with: .success(()))
         } catch {
           if error.isTransient {
-            retry(bytes, seen: seen, generation: generation, attempt: attempt + 1)
+            retry(
+              bytes, seen: seen, generation: generation, attempt: attempt + 1,
+              reportingTo: continuation)
+          } else {
+            continuation.resolvedLater(with: .failure(error))
           }
         }
       }
