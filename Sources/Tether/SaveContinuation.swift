@@ -8,8 +8,9 @@
 /// defaults, and a second resume is reported at the line that made it (see `TetherIssue`).
 public struct SaveContinuation: Sendable {
   let box: ContinuationBox<Versioned<Result<Void, any Error>>>
-  /// For a `.didSet` save made by a reference: what its value was made from.
-  let basis: SaveBasis?
+  /// For a save made by a reference: where a key reports the outcome of its own background
+  /// retry of the save (`resolvedLater(with:)`).
+  let resolvedLater: (@Sendable (Result<Void, any Error>) -> Void)?
 
   /// Creates a continuation that reports its result to `callback`.
   public init(_ callback: @escaping @Sendable (Result<Void, any Error>) -> Void) {
@@ -29,18 +30,22 @@ public struct SaveContinuation: Sendable {
   }
 
   init(
-    observer: IssueReporting.Observer?, name: String? = nil, basis: SaveBasis? = nil,
+    observer: IssueReporting.Observer?, name: String? = nil,
+    resolvedLater: (@Sendable (Result<Void, any Error>) -> Void)? = nil,
     _ callback: @escaping @Sendable (Result<Void, any Error>) -> Void
   ) {
-    self.init(observer: observer, name: name, basis: basis, versioned: { callback($0.outcome) })
+    self.init(
+      observer: observer, name: name, resolvedLater: resolvedLater,
+      versioned: { callback($0.outcome) })
   }
 
   /// A continuation whose callback also gets the version the key says it wrote.
   init(
-    observer: IssueReporting.Observer?, name: String? = nil, basis: SaveBasis? = nil,
+    observer: IssueReporting.Observer?, name: String? = nil,
+    resolvedLater: (@Sendable (Result<Void, any Error>) -> Void)? = nil,
     versioned callback: @escaping @Sendable (Versioned<Result<Void, any Error>>) -> Void
   ) {
-    self.basis = basis
+    self.resolvedLater = resolvedLater
     box = ContinuationBox(
       name: { name ?? "SaveContinuation" }, observer: observer,
       abandoned: { Versioned(.failure(ContinuationNotResumed())) }, callback: callback)
@@ -71,5 +76,14 @@ public struct SaveContinuation: Sendable {
     with result: Result<Void, any Error>, fileID: StaticString = #fileID, line: UInt = #line
   ) {
     box.resume(Versioned(result), fileID: fileID, line: line)
+  }
+
+  /// Reports how the key's own background retry of a save this continuation already resumed
+  /// with a failure ended: written after all (an offline change that landed once the store was
+  /// back), and `saveError` clears; or refused (a conflict), and `saveError` says so. Either
+  /// way only unless a later save has reported its outcome since. It is not a second resume,
+  /// and may be called from any thread.
+  package func resolvedLater(with result: Result<Void, any Error>) {
+    resolvedLater?(result)
   }
 }

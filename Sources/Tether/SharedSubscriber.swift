@@ -15,25 +15,15 @@ public struct SharedSubscriber<Value: Sendable>: Sendable {
   }
 
   let callback: @Sendable (Event, SharedVersion?) -> Void
-  /// Set by a reference: lets a storage count the changes it delivers (see `SaveBasis`).
-  let changes: ExternalChanges?
 
   /// Creates a subscriber that reports events to `callback`.
   public init(_ callback: @escaping @Sendable (Event) -> Void) {
-    self.init(changes: nil, callback)
-  }
-
-  init(changes: ExternalChanges?, _ callback: @escaping @Sendable (Event) -> Void) {
-    self.init(changes: changes, versioned: { event, _ in callback(event) })
+    self.init(versioned: { event, _ in callback(event) })
   }
 
   /// A subscriber whose callback also gets the version the key handed over with a value.
-  init(
-    changes: ExternalChanges?,
-    versioned callback: @escaping @Sendable (Event, SharedVersion?) -> Void
-  ) {
+  init(versioned callback: @escaping @Sendable (Event, SharedVersion?) -> Void) {
     self.callback = callback
-    self.changes = changes
   }
 
   /// Creates a subscriber from swift-sharing's callbacks, so a ported key's tests compile

@@ -121,6 +121,11 @@ struct EtcdClusterTests {
     try await waitUntil("the newest value written", timeout: .seconds(30)) {
       await etcd.stored(key) == "3"
     }
+    // The background write that landed is the save's outcome: `saveError` no longer says
+    // `unavailable` (issue 22: it stayed until the next save).
+    try await waitUntil("the error cleared by the write that landed", timeout: .seconds(5)) {
+      $counter.saveError == nil
+    }
     // Another machine loads what was written; nothing older came back.
     @Shared(.etcd(key, in: client(etcd))) var elsewhere = 0
     try await waitUntil("loaded elsewhere", timeout: .seconds(10)) { elsewhere == 3 }

@@ -60,6 +60,31 @@ private let stormLength = 500
     #expect(await log.wait(for: { $0 == .value(12) }))
   }
 
+  /// DESIGN "Versions": a `.didSet` save carries the version its value was derived from
+  /// (`SaveContext.version`). Here the holders were already told of another process's newer
+  /// file, so the storage's own idea of the current version has moved on; the save's has not,
+  /// and it must fail as a conflict, not write over the file nobody derived it from.
+  @Test func aSaveDerivedFromAVersionAnotherProcessReplacedIsAConflict() async throws {
+    let key: FileStorageKey<Int> = .fileStorage(directory.file("value.json"), throttle: .zero)
+    try await key.saveAndWait(1)
+    let seen = VersionLog()
+    let subscription = key.subscribe(into: seen)
+    defer { subscription.cancel() }
+    let loaded = try #require(await seen.version(of: 1))
+
+    let child = try ChildProcess(["file-write", key.url.path, "50", "1"])
+    #expect(try await child.waitForExit() == .exited(0))
+    let replaced = try #require(await seen.version(of: 50))
+
+    await #expect(throws: FileStorageKeyError.conflict(url: key.url)) {
+      try await key.saveAndWait(2, SaveContext(.didSet, version: loaded))
+    }
+    #expect(decodeFile(key.url, as: Int.self) == 50, "the stale save overwrote the newer file")
+    // A save derived from the version the holders were told of goes through.
+    try await key.saveAndWait(3, SaveContext(.didSet, version: replaced))
+    #expect(decodeFile(key.url, as: Int.self) == 3)
+  }
+
   @Test func aReaderInAnotherProcessNeverSeesAPartialFileDuring1000Saves() async throws {
     let key: FileStorageKey<[Int]> = .fileStorage(directory.file("storm.json"))
     try await key.saveAndWait(Array(repeating: 0, count: stormLength))
@@ -92,5 +117,40 @@ private let stormLength = 500
       let values = try JSONDecoder().decode([Int].self, from: data)
       #expect(values.count == stormLength && Set(values).count == 1, "round \(round)")
     }
+  }
+}
+
+/// The values a key loaded and delivered, each with the version the key handed over.
+private final class VersionLog: Sendable {
+  private let log = EventLog<(value: Int?, version: SharedVersion?)>()
+
+  func append(_ value: Int?, _ version: SharedVersion?) { log.append((value, version)) }
+
+  /// The version handed over with `value`, once it arrives.
+  func version(of value: Int) async -> SharedVersion? {
+    guard await log.wait(for: { $0.value == value }) else { return nil }
+    return log.events.last { $0.value == value }?.version
+  }
+}
+
+extension FileStorageKey<Int> {
+  /// Loads then subscribes, as a new reference does, recording versions.
+  fileprivate func subscribe(into log: VersionLog) -> SharedSubscription {
+    load(
+      context: .userInitiated,
+      continuation: LoadContinuation(
+        observer: nil,
+        versioned: { loaded in
+          if case .success(let value) = loaded.outcome { log.append(value, loaded.version) }
+        }))
+    return subscribe(
+      context: .userInitiated,
+      subscriber: SharedSubscriber(versioned: { event, version in
+        switch event {
+        case .value(let value): log.append(value, version)
+        case .initialValue: log.append(nil, version)
+        case .failure, .loading: break
+        }
+      }))
   }
 }

@@ -33,6 +33,25 @@ import Testing
     }
   }
 
+  /// Every save of a holder that nobody else writes to is derived from the version it loaded
+  /// (its `SaveContext.version` stays that one), however many of its own writes came since:
+  /// they must all go through, not turn into conflicts once the oldest is forgotten.
+  @Test func manyOwnWritesOverTheLoadedVersionAreNoConflict() async throws {
+    let url = directory.file("count.json")
+    try await withSharedStorage(.isolated(files: .real)) {
+      @Shared(.fileStorage(url, throttle: .zero)) var count = 0
+      let writes = SaveLineage.limit + 44
+      for _ in 0..<writes {
+        $count.withLock { $0 += 1 }
+      }
+      try await waitUntil("every write on disk", timeout: .seconds(30)) {
+        $count.saveError != nil || decodeFile(url, as: Int.self) == writes
+      }
+      #expect($count.saveError == nil)
+      #expect(decodeFile(url, as: Int.self) == writes)
+    }
+  }
+
   @Test func keyCarryingItsDefaultLoadsAndSaves() async throws {
     let url = directory.file("launches.json")
     try await withSharedStorage(.isolated(files: .real)) {

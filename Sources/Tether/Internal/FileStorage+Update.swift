@@ -91,7 +91,7 @@ extension FileStorage {
     } catch {
       return .failure(FileStorageKeyError.encodingFailed(url: url, underlying: error))
     }
-    return writeBytes(data, to: target, permissions: options.permissions)
+    return writeBytes(data, to: target, permissions: options.permissions, over: nil)
       .map { value }.mapError { $0 as any Error }
   }
 }

@@ -5,9 +5,6 @@ import Synchronization
 /// and a change made by anyone else is read once, decoded for every subscriber, and handed to
 /// them (winning over saves still waiting for their window).
 extension FileStorage {
-  /// How many deliveries back a save's basis is resolved; an older one is a conflict.
-  private static let basisHistory: UInt64 = 64
-
   /// Adds a subscriber; the file is watched while there is at least one.
   ///
   /// - Returns: A closure that removes the subscriber and writes any pending save.
@@ -74,9 +71,6 @@ extension FileStorage {
 
   private func unsubscribe(_ id: UInt64) {
     let watches = state.withLock { state -> [CancelOnce] in
-      if let changes = state.subscribers[id]?.changes {
-        state.before[ObjectIdentifier(changes)] = nil
-      }
       state.subscribers[id] = nil
       guard state.subscribers.isEmpty else { return [] }
       defer {
@@ -136,11 +130,9 @@ extension FileStorage {
       return false
     }
     if case .present(_, let old) = known, case .present(_, let new) = disk, old == new {
-      // Same bytes, new identity (touched, or rewritten): the holders have this version.
-      state.withLock { state in
-        if state.seen == known { state.seen = disk }
-        state.disk = disk
-      }
+      // Same bytes, new identity (touched, or rewritten): no change for the holders, and a save
+      // derived from the old identity finds the same bytes (see `isConflict`).
+      state.withLock { $0.disk = disk }
       return false
     }
     deliver(contents, disk: disk)
@@ -166,15 +158,11 @@ extension FileStorage {
   }
 
   /// Records `disk`, drops any pending save (the file's version wins over it) and hands the
-  /// contents to every subscriber. Runs on the queue.
+  /// contents to every subscriber with their version. Runs on the queue.
   ///
-  /// Saves are judged against `seen`, which moves to the new version just before the holders
-  /// are told (after decoding, so the two are microseconds apart): a holder that reacts to the
-  /// change saves against the new version, never as a false conflict. A mutation made from
-  /// the old value whose save reaches the storage only after that point (its thread stalled
-  /// between `withLock` and the save while the change was delivered) is told apart by its
-  /// basis: each subscriber's `ExternalChanges` is counted before `seen` moves, and the
-  /// reference counts the change in the critical section that applies it.
+  /// The holders' saves need no bookkeeping here: each carries the version its value was
+  /// derived from (`SaveContext.version`), so a mutation made from the old value, whenever
+  /// its save arrives, is judged against the old version and fails as a conflict.
   func deliver(_ contents: (Data, FileStat)?, disk: Disk) {
     let (subscribers, superseded, timer) = state.withLock { state in
       state.disk = disk
@@ -189,55 +177,40 @@ extension FileStorage {
     let conflict = FileStorageKeyError.conflict(url: url)
     superseded?.continuations.forEach { $0.resume(throwing: conflict) }
     guard let (data, identity) = contents, !data.isEmpty else {
-      state.withLock { state in
-        Self.beginDeliveries(to: subscribers.map(\.changes), in: &state)
-        state.seen = state.disk
-      }
-      subscribers.forEach { $0.deleted() }
+      let version = disk.version
+      state.withLock { $0.lineage.external(version) }
+      subscribers.forEach { $0.deleted(version) }
       return
     }
     // Decode for everyone first, so telling the holders takes as little time as possible.
-    var actions: [@Sendable () -> Void] = []
-    var starting: [ExternalChanges?] = []
+    var actions: [@Sendable (SharedVersion?) -> Void] = []
     for subscriber in subscribers {
       switch FileContents.interpret(
         data, maximumSize: subscriber.maximumSize, decode: subscriber.prepare)
       {
       case .value(let deliver):
-        starting.append(subscriber.changes)
         actions.append(deliver)
       case .empty:
-        starting.append(subscriber.changes)
         actions.append(subscriber.deleted)
       case .tooLarge(let size):
         let error = FileStorageKeyError.fileTooLarge(
           url: url, size: size, limit: subscriber.maximumSize)
-        actions.append { subscriber.failed(error) }
+        actions.append { _ in subscriber.failed(error) }
       case .undecodable(let error):
         // Not moved aside yet: another process may be in the middle of writing it in place.
         // The next write from this process moves it aside first.
         state.withLock { $0.disk = .corrupt(identity) }
         let failure = FileStorageKeyError.decodingFailed(
           url: url, preservedAt: nil, underlying: error)
-        actions.append { subscriber.failed(failure) }
+        actions.append { _ in subscriber.failed(failure) }
       }
     }
-    state.withLock { state in
-      Self.beginDeliveries(to: starting, in: &state)
-      state.seen = state.disk
+    // A file that does not decode is no version a holder's value can be derived from.
+    let version = state.withLock { state in
+      let version = state.disk.version
+      if version != nil { state.lineage.external(version) }
+      return version
     }
-    actions.forEach { $0() }
-  }
-
-  /// Counts a delivery to each reference and remembers the version its holders had before
-  /// it, in the critical section that moves `seen`: a save made before the reference applies
-  /// the change is judged against that version, one made after against the new one.
-  private static func beginDeliveries(to references: [ExternalChanges?], in state: inout State) {
-    for case let changes? in references {
-      let count = changes.begin()
-      let id = ObjectIdentifier(changes)
-      state.before[id, default: [:]][count] = state.seen
-      if count > basisHistory { state.before[id]?[count - basisHistory] = nil }
-    }
+    actions.forEach { $0(version) }
   }
 }

@@ -1,10 +1,11 @@
 import Foundation
 import Synchronization
 
-/// The throttled write queue of a ``FileStorage``: saves coalesce within the throttle window,
-/// reach the storage's serial queue in the order they were decided, and each `.didSet` save
-/// carries the version of the file its value was made from (its base), so a save never
-/// overwrites a change made by another process that its holders have not seen.
+/// The throttled write queue of a ``FileStorage``: saves coalesce within the throttle window
+/// and reach the storage's serial queue in the order they were decided. A `.didSet` save
+/// carries the version of the file its value was derived from (`SaveContext.version`, captured
+/// under the holders' lock when the body ran), so it never overwrites a change made by another
+/// process that its holders had not seen.
 extension FileStorage {
   /// A save waiting for its turn: the newest value of a throttle window.
   struct PendingWrite {
@@ -12,23 +13,17 @@ extension FileStorage {
     var decodes: @Sendable (Data) -> Bool
     var options: WriteOptions
     var continuations: [SaveContinuation]
-    /// For a `.didSet` save, the version of the file its value was made from: the write
-    /// happens only if the file is still that version (or holds the same bytes). `nil` for a
-    /// `save()`, which writes unconditionally.
-    var base: Base?
-    /// The job's place in the queue (set when it is enqueued).
-    var ordinal: UInt64 = 0
+    var condition: Condition
   }
 
-  /// The version of the file a `.didSet` save's value was made from.
-  enum Base: Equatable {
-    /// The version the holders had: nothing of this process was waiting to be written.
-    case version(Disk)
-    /// Whatever the job with this ordinal, enqueued before and not yet written, leaves: the
-    /// value builds on that job's value.
-    case afterJob(UInt64)
-    /// The value builds on a save that lost to another process's change.
-    case conflicted
+  /// What a write may replace.
+  enum Condition: Equatable {
+    /// Whatever is there: `save()`, and an update (which holds the lock from its read).
+    case unconditional
+    /// Only the version the value was derived from (`SaveContext.version`), or this process's
+    /// own writes over it (the storage's `lineage` tells). `nil` when the holders were never
+    /// given a version: then the newest version this process knows.
+    case derivedFrom(SharedVersion?)
   }
 
   // MARK: - Saving
@@ -38,25 +33,24 @@ extension FileStorage {
   /// a change made by someone else wins over it.
   ///
   /// The first save after a quiet `window` is written at once; saves inside the window
-  /// replace one pending trailing write, written when the window ends. An `immediate` save
-  /// writes at once, taking any pending save with it.
+  /// replace one pending trailing write, written when the window ends. An unconditional save
+  /// (`save()`) writes at once, taking any pending save with it.
   func save(
     encode: @escaping @Sendable () throws -> Data,
     decodes: @escaping @Sendable (Data) -> Bool,
     options: WriteOptions,
-    immediate: Bool, window: Duration, clock: any FileStorageClock,
+    condition: Condition, window: Duration, clock: any FileStorageClock,
     continuation: SaveContinuation
   ) {
     let (timerToCancel, superseded) = state.withLock {
       state -> (CancelOnce?, [SaveContinuation]) in
       let now = clock.now
-      let base = Self.base(for: state, basis: continuation.basis)
-      if immediate {
+      if condition == .unconditional {
         var continuations = state.pending?.continuations ?? []
         continuations.append(continuation)
         let job = PendingWrite(
           encode: encode, decodes: decodes, options: options, continuations: continuations,
-          base: nil)
+          condition: .unconditional)
         state.pending = nil
         state.lastWrite = now
         enqueue(job, in: &state)
@@ -68,13 +62,13 @@ extension FileStorage {
         // is complete. (Resuming it now also keeps memory flat under a mutation storm.)
         state.pending = PendingWrite(
           encode: encode, decodes: decodes, options: options, continuations: [continuation],
-          base: base)
+          condition: condition)
         return (nil, pending.continuations)
       }
       if let lastWrite = state.lastWrite, now - lastWrite < window {
         state.pending = PendingWrite(
           encode: encode, decodes: decodes, options: options, continuations: [continuation],
-          base: base)
+          condition: condition)
         // Strong: a pending write keeps its storage (and so its path) until it is written.
         state.trailingTimer = clock.schedule(after: lastWrite + window - now) {
           self.writeTrailing(clock: clock)
@@ -85,7 +79,7 @@ extension FileStorage {
       enqueue(
         PendingWrite(
           encode: encode, decodes: decodes, options: options, continuations: [continuation],
-          base: base), in: &state)
+          condition: condition), in: &state)
       return (nil, [])
     }
     timerToCancel?.cancel()
@@ -119,41 +113,10 @@ extension FileStorage {
     }
   }
 
-  /// What a `.didSet` save made now is based on. A value made before a change this storage
-  /// has started handing to its holder is based on the version from before that change, even
-  /// if the save arrives after `seen` moved on (then, if the file differs from that version,
-  /// the save is a conflict; a redelivery of the same bytes is none).
-  static func base(for state: State, basis: SaveBasis?) -> Base {
-    guard let basis, basis.isStale else { return base(for: state) }
-    let first = basis.applied + 1
-    guard let version = state.before[ObjectIdentifier(basis.changes)]?[first] else {
-      return .conflicted
-    }
-    return .version(version)
-  }
-
-  /// What a save made now is based on: the pending save it replaces, the job in line before
-  /// it, or the version the holders have.
-  static func base(for state: State) -> Base {
-    if let pending = state.pending, let base = pending.base { return base }
-    if let job = state.inLine { return .afterJob(job) }
-    return .version(state.seen)
-  }
-
   /// Must be called with the state locked, so writes reach the queue in decision order.
   /// (`async` only enqueues: nothing is called out under the lock.)
   func enqueue(_ job: PendingWrite, in state: inout State) {
-    let job = Self.numbered(job, in: &state)
     async { self.perform(job) }
-  }
-
-  /// Gives `job` the next ordinal and makes it the job in line.
-  private static func numbered(_ job: PendingWrite, in state: inout State) -> PendingWrite {
-    var job = job
-    state.lastOrdinal += 1
-    job.ordinal = state.lastOrdinal
-    state.inLine = job.ordinal
-    return job
   }
 
   func takePending() -> PendingWrite? {
@@ -162,34 +125,29 @@ extension FileStorage {
         state.pending = nil
         state.trailingTimer = nil
       }
-      return (state.pending.map { Self.numbered($0, in: &state) }, state.trailingTimer)
+      return (state.pending, state.trailingTimer)
     }
     timer?.cancel()
     return job
   }
 
-  /// Writes one job, holding the file's lock (see `withFileLock`). Runs on the queue.
+  /// Writes one job, holding the file's lock (see `withFileLock`). Runs on the queue, so
+  /// every job before it has been written and recorded in `lineage`.
   ///
-  /// A `.didSet` job (one with a `base`) yields to a change someone else made since its holders
-  /// last saw the file: their change wins, reaches the holders, and the job fails with
+  /// A `.didSet` job yields to a change someone else made since the version its value was
+  /// derived from (after this process's own writes over that version, which it may replace):
+  /// their change wins, reaches the holders, and the job fails with
   /// ``FileStorageKeyError/conflict(url:)``. Any write first moves aside a file that does not
   /// decode, so its bytes are never lost.
   func perform(_ job: PendingWrite) {
-    let base = job.base.map(resolve)
+    var base: SharedVersion?
+    if case .derivedFrom(let version) = job.condition {
+      base = state.withLock { $0.lineage.base(derivedFrom: version ?? $0.lineage.latest) }
+    }
     let outcome = withFileLock { target -> Result<Void, FileStorageKeyError>? in
       let current = FileSystem.stat(path)
       if let base, isConflict(base: base, current: current, job: job) { return nil }
-      return write(job, current: current, target: target)
-    }
-    let leaves: Base
-    switch outcome {
-    case .success(.success?): leaves = .version(state.withLock { $0.disk })
-    case .success(nil): leaves = .conflicted
-    default: leaves = base ?? .version(state.withLock { $0.seen })
-    }
-    state.withLock { state in
-      state.lastPerformed = (job.ordinal, leaves)
-      if state.inLine == job.ordinal { state.inLine = nil }
+      return write(job, current: current, target: target, over: base)
     }
     switch outcome {
     case .success(nil):
@@ -204,33 +162,29 @@ extension FileStorage {
     }
   }
 
-  /// The version a job's base stands for, now that every job before it has been performed.
-  private func resolve(_ base: Base) -> Base {
-    guard case .afterJob(let ordinal) = base else { return base }
-    return state.withLock { state in
-      guard let last = state.lastPerformed, last.ordinal == ordinal else {
-        return .version(state.seen)
-      }
-      return last.leaves
-    }
-  }
-
-  /// Whether the file is no longer the version `base` a `.didSet` save was made from: another
+  /// Whether the file is no longer `base`, the version a `.didSet` save must find: another
   /// process wrote (or deleted) it since. The same bytes under a new identity (a touch, or an
-  /// identical write) are no conflict. Runs on the queue, under the file's lock.
-  private func isConflict(base: Base, current: FileStat?, job: PendingWrite) -> Bool {
-    guard case .version(let version) = base else { return base == .conflicted }
-    if version == .unknown || Self.matches(version, current) { return false }
-    guard case .present(_, let fingerprint) = version, current != nil,
+  /// identical write) are no conflict, and neither is a file that does not decode, which this
+  /// process reported to its holders and the write moves aside first. Runs on the queue,
+  /// under the file's lock.
+  private func isConflict(base: SharedVersion, current: FileStat?, job: PendingWrite) -> Bool {
+    let version = FileVersion(base)
+    if version.matches(current) { return false }
+    if let current, case .corrupt(let identity) = state.withLock({ $0.disk }),
+      identity == current
+    {
+      return false
+    }
+    guard current != nil, version.fingerprint != nil,
       let (data, _) = try? FileSystem.read(path, maximumSize: job.options.maximumSize)
     else { return true }
-    return Fingerprint(data) != fingerprint
+    return FileVersion.text(of: Fingerprint(data)) != version.fingerprint
   }
 
   /// Encodes and writes a job's value over whatever is there, moving undecodable bytes aside
   /// first. Runs on the queue, under the file's lock.
   private func write(
-    _ job: PendingWrite, current: FileStat?, target: String
+    _ job: PendingWrite, current: FileStat?, target: String, over base: SharedVersion?
   ) -> Result<Void, FileStorageKeyError> {
     let known = state.withLock { $0.disk }
     var mayHoldUndecodableBytes = false
@@ -248,14 +202,14 @@ extension FileStorage {
     } catch {
       return .failure(.encodingFailed(url: url, underlying: error))
     }
-    return writeBytes(data, to: target, permissions: job.options.permissions)
+    return writeBytes(data, to: target, permissions: job.options.permissions, over: base)
   }
 
-  /// Writes `data` atomically and records it as the version on disk and in the holders.
   /// Writes `data` atomically to `target`, the file's path with symbolic links resolved under
-  /// the file's lock (`withFileLock`), and records the new version.
+  /// the file's lock (`withFileLock`), and records the new version as this process's own write
+  /// over `base` (`nil`: over whatever was there).
   func writeBytes(
-    _ data: Data, to target: String, permissions: mode_t
+    _ data: Data, to target: String, permissions: mode_t, over base: SharedVersion?
   ) -> Result<Void, FileStorageKeyError> {
     do throws(FileSystemError) {
       defer { state.withLock { $0.renaming = nil } }
@@ -264,7 +218,9 @@ extension FileStorage {
       ) { identity in state.withLock { $0.renaming = identity } }
       state.withLock { state in
         state.disk = .present(identity, Fingerprint(data))
-        state.seen = state.disk
+        if let written = state.disk.version {
+          state.lineage.ownWrite(derivedFrom: base, wrote: written)
+        }
         state.writeCount += 1
       }
       return .success(())

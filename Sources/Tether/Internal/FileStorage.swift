@@ -16,7 +16,8 @@ import Synchronization
 /// identity, or the same bytes, is not a change.
 ///
 /// The engine's stages each have a file: this one holds the state, loading and the queue;
-/// `FileStorage+WriteQueue.swift` the throttled writes and their conflict bases,
+/// `FileStorage+WriteQueue.swift` the throttled writes and their conflict checks
+/// (`FileVersion` the versions holders get),
 /// `FileStorage+Update.swift` atomic updates, `FileStorage+Watching.swift` watching and
 /// delivery; `FileLock` is the sidecar lock and `FileStorageRegistry` the one-per-path table.
 final class FileStorage: Sendable {
@@ -24,14 +25,13 @@ final class FileStorage: Sendable {
   struct Subscriber: Sendable {
     /// The most bytes the subscribed key reads (``FileStorageKey/maximumFileSize``).
     let maximumSize: Int
-    /// Decodes `data`, returning how to deliver the value, or throws the decoding error.
-    let prepare: @Sendable (Data) throws -> @Sendable () -> Void
-    /// Reports that the file is gone (or empty).
-    let deleted: @Sendable () -> Void
+    /// Decodes `data`, returning how to deliver the value at a version, or throws the
+    /// decoding error.
+    let prepare: @Sendable (Data) throws -> @Sendable (SharedVersion?) -> Void
+    /// Reports that the file is gone (or empty), at a version.
+    let deleted: @Sendable (SharedVersion?) -> Void
     /// Reports a failure.
     let failed: @Sendable (any Error) -> Void
-    /// The subscribing reference's count of changes delivered to it (see `SaveBasis`).
-    var changes: ExternalChanges? = nil
   }
 
   /// What this process last knew to be on disk.
@@ -56,15 +56,11 @@ final class FileStorage: Sendable {
   struct State {
     /// What this process last knew to be on disk.
     var disk = Disk.unknown
-    /// The version of the file the holders were last given (loaded, written by this process,
-    /// or delivered after another process changed it): what a `.didSet` save is based on.
-    var seen = Disk.unknown
-    /// The ordinal of the last job enqueued.
-    var lastOrdinal: UInt64 = 0
-    /// The ordinal of the newest job enqueued and not performed yet, if any.
-    var inLine: UInt64?
-    /// The last job performed and the version it left for a save that builds on it.
-    var lastPerformed: (ordinal: UInt64, leaves: Base)?
+    /// The versions of the file since the last one someone else made: the holders' versions
+    /// (loaded, or delivered after another process changed the file) and this process's own
+    /// writes over them. A `.didSet` save derived from a version of the run writes over the
+    /// newest; one derived from an older version must find that version (see `perform`).
+    var lineage = SaveLineage()
     var lastWrite: Duration?
     var pending: PendingWrite?
     var trailingTimer: CancelOnce?
@@ -78,9 +74,6 @@ final class FileStorage: Sendable {
     var writeCount = 0
     /// Whether holders were told that the system refused to watch the file.
     var reportedUnwatchable = false
-    /// Per subscribing reference (its `ExternalChanges`), the version the holders had before
-    /// each of the last deliveries: change `n` was delivered over `before[id][n]`.
-    var before: [ObjectIdentifier: [UInt64: Disk]] = [:]
   }
 
   let url: URL
@@ -112,8 +105,8 @@ final class FileStorage: Sendable {
 
   // MARK: - Loading
 
-  /// Reads and decodes the file on the storage queue, waiting for it. A missing or empty
-  /// file is `nil`. A file that does not decode is moved aside and reported as
+  /// Reads and decodes the file on the storage queue, waiting for it, with the version the
+  /// holders get with it. A missing or empty file is `nil`. A file that does not decode is moved aside and reported as
   /// ``FileStorageKeyError/decodingFailed(url:preservedAt:underlying:)``; one above
   /// `maximumSize`, or something other than a regular file, fails and is left in place.
   ///
@@ -121,7 +114,7 @@ final class FileStorage: Sendable {
   /// the newest value this process saved.
   func load<Value>(
     flushingPending: Bool, maximumSize: Int, decode: @Sendable (Data) throws -> Value
-  ) -> Result<Value?, any Error> {
+  ) -> Result<(Value?, SharedVersion?), any Error> {
     onQueue {
       if flushingPending, let job = takePending() { perform(job) }
       // A change not reported yet goes to every subscriber first (other scopes may hold
@@ -134,16 +127,13 @@ final class FileStorage: Sendable {
         return .failure(readError(error, limit: maximumSize))
       }
       guard let (data, identity) = contents else {
-        record(.absent)
-        return .success(nil)
+        return .success((nil, record(.absent)))
       }
       switch FileContents.interpret(data, maximumSize: maximumSize, decode: decode) {
       case .empty:
-        record(.present(identity, Fingerprint(data)))
-        return .success(nil)
+        return .success((nil, record(.present(identity, Fingerprint(data)))))
       case .value(let value):
-        record(.present(identity, Fingerprint(data)))
-        return .success(value)
+        return .success((value, record(.present(identity, Fingerprint(data)))))
       case .tooLarge(let size):
         return .failure(FileStorageKeyError.fileTooLarge(url: url, size: size, limit: maximumSize))
       case .undecodable(let error):
@@ -152,12 +142,15 @@ final class FileStorage: Sendable {
     }
   }
 
-  /// Records what is on disk now, as the version the holders have too.
-  func record(_ disk: Disk) {
+  /// Records what is on disk now, as the version the holders have too; returns that version.
+  @discardableResult
+  func record(_ disk: Disk) -> SharedVersion? {
+    let version = disk.version
     state.withLock { state in
       state.disk = disk
-      state.seen = disk
+      state.lineage.external(version)
     }
+    return version
   }
 
   /// The typed error for a failed read.

@@ -17,10 +17,9 @@ final class Reference<Value: Sendable>: MutableReference {
   @usableFromInline
   enum Delivery: Sendable {
     /// The value changed to `value` (now at `version`); save it if `save` has a sequence.
-    /// `basis` counts the external changes applied when it was made, and `stored` is the key's
-    /// version it was derived from (both captured under the lock the body ran under).
-    case change(
-      version: UInt64, value: Value, save: UInt64?, basis: UInt64, stored: SharedVersion?)
+    /// `stored` is the key's version it was derived from (captured under the lock the body
+    /// ran under).
+    case change(version: UInt64, value: Value, save: UInt64?, stored: SharedVersion?)
     /// A listener joined; it gets `value` first.
     case initial(Listener<Value>, Value)
     /// `save()` was called.
@@ -48,8 +47,6 @@ final class Reference<Value: Sendable>: MutableReference {
     /// afterwards every change notifies it, so no tracker ever misses one.
     @usableFromInline var observable = false
     @usableFromInline var subscription: SharedSubscription?
-    /// External changes (values and deletions from the subscription) applied so far.
-    @usableFromInline var externalApplied: UInt64 = 0
     /// The key's version of the stored value `value` was derived from: set with each value the
     /// key delivers (load, subscription), kept across local changes, handed to every save in
     /// `SaveContext.version`. Read in the critical section that ran the body, so an external
@@ -85,10 +82,6 @@ final class Reference<Value: Sendable>: MutableReference {
   // nonisolated(unsafe): written and read only by the `owner` thread while it holds `state`'s
   // lock.
   @usableFromInline nonisolated(unsafe) var snapshot: Value?
-  /// Counted by the key's storage as it delivers changes to this reference (see `SaveBasis`).
-  /// `nil` for a value that lives only here: nothing is delivered to it, and the counter would
-  /// be one more allocation per in-memory key.
-  let changes: ExternalChanges?
   /// The value declared by whoever created the reference; restored on "initial value".
   let initialValue: Value
   private let reader: (any SharedReaderKey<Value>)?
@@ -125,7 +118,6 @@ final class Reference<Value: Sendable>: MutableReference {
     self.reader = key
     self.writer = writer
     self.livesInReference = livesInReference || key == nil
-    self.changes = self.livesInReference ? nil : ExternalChanges()
     self.savesToKey = !self.livesInReference && writer != nil
     self.updatesInPlace = self.livesInReference || writer == nil
     self.isEqual = runtimeEquality(Value.self)
@@ -357,8 +349,8 @@ final class Reference<Value: Sendable>: MutableReference {
     }
     return enqueue(
       .change(
-        version: state.version, value: state.value, save: sequence,
-        basis: state.externalApplied, stored: state.storedVersion), in: &state)
+        version: state.version, value: state.value, save: sequence, stored: state.storedVersion),
+      in: &state)
   }
 
   /// Called with `state`'s lock held.
@@ -416,14 +408,13 @@ final class Reference<Value: Sendable>: MutableReference {
   @inlinable
   func deliver(_ delivery: Delivery, to listeners: [Listener<Value>]) {
     switch delivery {
-    case .change(let version, let value, let save, let basis, let stored):
+    case .change(let version, let value, let save, let stored):
       // The save is handed to the key before any listener hears of the change: a process that
       // exits as soon as it sees its own value (at-exit flushing writes what keys were given)
       // must not lose the write.
       if let save {
         callSave(
-          value, context: SaveContext(.didSet, version: stored), sequence: save, basis: basis,
-          completion: nil)
+          value, context: SaveContext(.didSet, version: stored), sequence: save, completion: nil)
       }
       // `listeners` keeps every listener alive; borrowing them spares a retain and a release
       // per listener per change.
@@ -445,7 +436,7 @@ final class Reference<Value: Sendable>: MutableReference {
 
   @usableFromInline
   func callSave(
-    _ value: Value, context: SaveContext, sequence: UInt64, basis: UInt64? = nil,
+    _ value: Value, context: SaveContext, sequence: UInt64,
     completion: (@Sendable (Result<Void, any Error>) -> Void)?
   ) {
     guard let writer else {
@@ -462,7 +453,9 @@ final class Reference<Value: Sendable>: MutableReference {
     // would not cancel the subscription, which is the key's cue to flush pending writes.
     let continuation = SaveContinuation(
       observer: issueObserver,
-      basis: basis.flatMap { applied in changes.map { SaveBasis(changes: $0, applied: applied) } },
+      // A retry the key reports after this save failed is its outcome, unless a later save has
+      // reported since (the guard in `finishSave`).
+      resolvedLater: { [weak self] in self?.finishSave(sequence: sequence, result: $0) },
       versioned: { [weak self] outcome in
         if let written = outcome.version, case .success = outcome.outcome {
           self?.state.withLock { $0.lineage.ownWrite(derivedFrom: base, wrote: written) }
@@ -608,7 +601,6 @@ final class Reference<Value: Sendable>: MutableReference {
     let subscription = reader.subscribe(
       context: .initialValue(initialValue),
       subscriber: SharedSubscriber(
-        changes: changes,
         versioned: { [weak self] event, stored in self?.handle(event, storedVersion: stored) }))
     let replaced = state.withLock { state in
       defer { state.subscription = subscription }
@@ -668,12 +660,12 @@ final class Reference<Value: Sendable>: MutableReference {
     switch event {
     case .value(let value):
       apply(
-        value, clearingLoadError: true, onlyIfVersion: nil, endLoading: false, external: true,
+        value, clearingLoadError: true, onlyIfVersion: nil, endLoading: false,
         storedVersion: .some(storedVersion))
     case .initialValue:
       apply(
         initialValue, clearingLoadError: true, onlyIfVersion: nil, endLoading: false,
-        external: true, storedVersion: .some(storedVersion))
+        storedVersion: .some(storedVersion))
     case .failure(let error):
       setLoadError(error, endLoading: false)
     case .loading(let loading):
@@ -695,17 +687,14 @@ final class Reference<Value: Sendable>: MutableReference {
 
   /// Replaces the value from storage: notifies, never saves back.
   ///
-  /// An `external` change (from the subscription) is counted in the same critical section
-  /// that applies it, so a save knows whether its value was made before or after it.
   /// `storedVersion` (when given) is the key's version of the delivered value: it replaces the
   /// reference's in the same critical section, even if the value is equal, unless the load
   /// is stale.
   private func apply(
     _ newValue: Value?, clearingLoadError: Bool, onlyIfVersion version: UInt64?,
-    endLoading: Bool, external: Bool = false, storedVersion: SharedVersion?? = nil
+    endLoading: Bool, storedVersion: SharedVersion?? = nil
   ) {
     let outcome = state.withLock { state -> ApplyOutcome in
-      if external { state.externalApplied &+= 1 }
       if let storedVersion, version == nil || version == state.version {
         state.storedVersion = storedVersion
         state.lineage.external(storedVersion)

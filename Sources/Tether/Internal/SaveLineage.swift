@@ -13,8 +13,9 @@ package struct SaveLineage: Sendable, Equatable {
   /// The newest version of the run (an external one, or our latest write).
   package private(set) var latest: SharedVersion?
 
-  /// How many superseded versions are remembered. A save is derived from a version at most as
-  /// many own writes back as saves are in flight, far fewer than this.
+  /// How many superseded versions are remembered: the run's first, and the newest others. A
+  /// save is derived from the first, or from a version at most as many own writes back as
+  /// saves are in flight, far fewer than this.
   package static var limit: Int { 256 }
 
   package init() {}
@@ -34,7 +35,12 @@ package struct SaveLineage: Sendable, Equatable {
   package mutating func ownWrite(derivedFrom base: SharedVersion?, wrote written: SharedVersion) {
     if let latest, base == latest {
       superseded.append(latest)
-      if superseded.count > Self.limit { superseded.removeFirst(superseded.count - Self.limit) }
+      if superseded.count > Self.limit {
+        // Forget the oldest but the first: the run's first version is the one holders keep
+        // while only their own writes follow it (a key that does not resume with the version
+        // it wrote never gives them another), however many writes they make.
+        superseded.removeSubrange(1..<(1 + superseded.count - Self.limit))
+      }
     } else {
       // Written over something the run does not lead to (an unconditional save): the stored
       // value is ours now, whatever the holders had seen before it.

@@ -41,12 +41,14 @@ import Foundation
 /// - `$value.update { }` (``update(_:initialValue:continuation:)``) holds it from reading the
 ///   stored value to writing the result, so concurrent updates from any number of processes
 ///   are exact.
-/// - A save made through `withLock` is written only if the file is still the version this
-///   process last read, wrote or was told about. If another process changed it meanwhile, the
+/// - A save made through `withLock` is written only if the file is still the version its
+///   value was derived from (``SaveContext/version``: the version the holders had when the
+///   body ran, which the key hands over with each value it loads or delivers), or this
+///   process's own writes over that version. If another process changed it meanwhile, the
 ///   newer file wins: holders get its value and `saveError` is
 ///   ``FileStorageKeyError/conflict(url:)``. That holds even for a mutation made in the
-///   microseconds while another process's change is being handed to the holders: the save
-///   knows which version its value was made from. `save()` writes unconditionally.
+///   microseconds while another process's change is being handed to the holders, and for a
+///   save still waiting for its throttle window. `save()` writes unconditionally.
 /// - The kernel releases the lock of a process that dies, so a crash never blocks the others.
 ///
 /// Keys for the same file share one reference, however the path is spelled:
@@ -149,7 +151,8 @@ public struct FileStorageKey<Value: Sendable>: AtomicSharedKey {
     return storage
   }
 
-  /// Reads the file synchronously: a missing or empty file is the initial value, a file
+  /// Reads the file synchronously, handing over the file's version (see ``SharedVersion``):
+  /// a missing or empty file is the initial value, a file
   /// that does not decode fails with ``FileStorageKeyError/decodingFailed(url:preservedAt:underlying:)``
   /// after its bytes were moved aside. A `.userInitiated` load first writes any pending save.
   public func load(context: LoadContext<Value>, continuation: LoadContinuation<Value>) {
@@ -160,9 +163,14 @@ public struct FileStorageKey<Value: Sendable>: AtomicSharedKey {
     }
     let isUserInitiated: Bool
     if case .userInitiated = context { isUserInitiated = true } else { isUserInitiated = false }
-    continuation.resume(
-      with: storage.load(
-        flushingPending: isUserInitiated, maximumSize: maximumFileSize, decode: decode))
+    switch storage.load(
+      flushingPending: isUserInitiated, maximumSize: maximumFileSize, decode: decode)
+    {
+    case .success((let value?, let version)):
+      continuation.resume(returning: value, version: version)
+    case .success((nil, let version)): continuation.resumeReturningInitialValue(version: version)
+    case .failure(let error): continuation.resume(throwing: error)
+    }
   }
 
   /// Watches the file's directory and reports changes made by others: a new value, the
@@ -181,18 +189,19 @@ public struct FileStorageKey<Value: Sendable>: AtomicSharedKey {
         maximumSize: maximumFileSize,
         prepare: { data in
           let value = try decode(data)
-          return { subscriber.yield(value) }
+          return { subscriber.yield(value, version: $0) }
         },
-        deleted: { subscriber.yieldReturningInitialValue() },
-        failed: { subscriber.yield(throwing: $0) },
-        changes: subscriber.changes
+        deleted: { subscriber.yieldReturningInitialValue(version: $0) },
+        failed: { subscriber.yield(throwing: $0) }
       ))
     return SharedSubscription(unsubscribe)
   }
 
-  /// Encodes and writes `value` off the caller's thread; `.didSet` saves are throttled,
-  /// `.userInitiated` ones are written at once. Resumes `continuation` after the write, or
-  /// with a ``FileStorageKeyError`` if encoding or writing failed.
+  /// Encodes and writes `value` off the caller's thread; `.didSet` saves are throttled and
+  /// written only over the version they were derived from (`context.version`), `.userInitiated`
+  /// ones are written at once and unconditionally. Resumes `continuation` after the write, or
+  /// with a ``FileStorageKeyError`` if encoding or writing failed or another process's change
+  /// won (``FileStorageKeyError/conflict(url:)``).
   public func save(_ value: Value, context: SaveContext, continuation: SaveContinuation) {
     let storage: FileStorage
     switch backend {
@@ -205,8 +214,8 @@ public struct FileStorageKey<Value: Sendable>: AtomicSharedKey {
       encode: { try encode(value) },
       decodes: { (try? decode($0)) != nil },
       options: writeOptions,
-      immediate: context == .userInitiated, window: throttle, clock: clock,
-      continuation: continuation)
+      condition: context == .userInitiated ? .unconditional : .derivedFrom(context.version),
+      window: throttle, clock: clock, continuation: continuation)
   }
 
   /// Applies `transform` to the value stored in the file atomically with respect to every

@@ -44,9 +44,9 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
     var starting: Task<Void, Never>?
     var leaseID: Int64?
     var keepAlive: Task<Void, Never>?
-    var lastWrite: Task<Void, Never>?
     var saveGeneration: UInt64 = 0
-    var pendingWrites = 0
+    /// Background retries of failed saves waiting for their back-off (not in `writes` yet).
+    var retriesWaiting = 0
     var wroteReceipt = false
     /// The newest version written by someone else (see the invariants above).
     var chainStart: Int64?
@@ -58,6 +58,8 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
     var inFlight: Data?
   }
   private let state = Lock(State())
+  /// Saves, updates and the final lease revoke, one at a time, in call order.
+  private let writes = SerialWriteQueue()
 
   init(
     cluster: EtcdCluster, name: String, decode: @escaping @Sendable (Data) throws -> Value,
@@ -267,12 +269,12 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
       state -> (_, Data??, Int64, _) in
       (
         state.subscriber, state.modRevision == nil ? nil : state.stored, state.modRevision ?? 0,
-        state.pendingWrites > 0
+        state.retriesWaiting > 0
       )
     }
     guard let subscriber else { return }
     if let error { return subscriber.yield(throwing: error) }
-    guard !pending, let stored else { return }
+    guard !pending, writes.pendingCount == 0, let stored else { return }
     guard let stored else { return publish(.deleted(revision: revision)) }
     if case .success(let value) = value(from: stored) {
       publish(.value(value, revision: revision))
@@ -292,7 +294,7 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
     }
     starting?.cancel()
     watcher?.cancel()
-    enqueue { [self] in
+    writes.enqueue { [self] in
       keepAlive?.cancel()
       let (lease, receipt) = state.withLock { state in
         defer {
@@ -307,19 +309,6 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
   }
 
   // MARK: Writing
-
-  /// Runs `work` after every write enqueued before it.
-  func enqueue(_ work: @escaping @Sendable () async -> Void) {
-    state.withLock { state in
-      let previous = state.lastWrite
-      state.pendingWrites += 1
-      state.lastWrite = Task {
-        await previous?.value
-        await work()
-        self.state.withLock { $0.pendingWrites -= 1 }
-      }
-    }
-  }
 
   /// Saves `value` after the writes before it: compare-and-swap on the last seen version
   /// (or unconditionally for last-writer-wins). A transient failure is reported and the value
@@ -340,13 +329,15 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
       state.saveGeneration &+= 1
       return state.saveGeneration
     }
-    enqueue { [self] in
+    writes.enqueue { [self] in
       do throws(EtcdError) {
         try await write(bytes, derivedFrom: seen)
         continuation.resume()
       } catch {
         continuation.resume(throwing: error)
-        if error.isTransient { retry(bytes, seen: seen, generation: generation, attempt: 1) }
+        if error.isTransient {
+          retry(bytes, seen: seen, generation: generation, attempt: 1, reportingTo: continuation)
+        }
       }
     }
   }
@@ -366,23 +357,34 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
     Backoff(initial: .milliseconds(2), maximum: .milliseconds(50))
   }
 
-  /// Writes `bytes` again after a back-off, while no newer save was made.
-  private func retry(_ bytes: Data, seen: Int64?, generation: UInt64, attempt: Int) {
+  /// Writes `bytes` again after a back-off, while no newer save was made. The save's
+  /// `continuation` (resumed with the first failure) hears how it ended: `saveError` clears
+  /// when it lands, and says so when it is refused (a conflict).
+  private func retry(
+    _ bytes: Data, seen: Int64?, generation: UInt64, attempt: Int,
+    reportingTo continuation: SaveContinuation
+  ) {
     guard Self.saveBackoff.delay(afterFailures: attempt, random: 0) != nil else { return }
-    state.withLock { $0.pendingWrites += 1 }
+    state.withLock { $0.retriesWaiting += 1 }
     Task { [self] in
       try? await Task.sleep(for: Self.saveBackoff.delay(afterFailures: attempt) ?? .seconds(5))
-      enqueue { [self] in
-        defer { state.withLock { $0.pendingWrites -= 1 } }
+      // Queued before it stops waiting, so `report` never finds neither.
+      writes.enqueue { [self] in
         guard state.withLock({ $0.saveGeneration == generation }) else { return }
         do throws(EtcdError) {
           try await write(bytes, derivedFrom: seen)
+          continuation.resolvedLater(with: .success(()))
         } catch {
           if error.isTransient {
-            retry(bytes, seen: seen, generation: generation, attempt: attempt + 1)
+            retry(
+              bytes, seen: seen, generation: generation, attempt: attempt + 1,
+              reportingTo: continuation)
+          } else {
+            continuation.resolvedLater(with: .failure(error))
           }
         }
       }
+      state.withLock { $0.retriesWaiting -= 1 }
     }
   }
 
@@ -496,7 +498,7 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
     _ transform: @escaping @Sendable (inout Value) throws -> Void, initialValue: Value,
     continuation: UpdateContinuation<Value>
   ) {
-    enqueue { [self] in
+    writes.enqueue { [self] in
       let deadline = ContinuousClock.now + .seconds(30)
       var uncertain: [String: Value] = [:]
       var current: (base: Int64, bytes: Data?)? = state.withLock { state in

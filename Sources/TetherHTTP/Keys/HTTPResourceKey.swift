@@ -102,7 +102,7 @@ public struct HTTPResourceKey<Parameters: Encodable & Sendable, Value: Sendable>
   /// Saves `value` with `If-Match` on the version it was derived from, after the saves
   /// before it.
   public func save(_ value: Value, context: SaveContext, continuation: SaveContinuation) {
-    writes.enqueue {
+    writes.queue.enqueue {
       do throws(HTTPError) {
         try await store(value, derivedFrom: context.version)
         continuation.resume()
@@ -119,7 +119,7 @@ public struct HTTPResourceKey<Parameters: Encodable & Sendable, Value: Sendable>
     _ transform: @escaping @Sendable (inout Value) throws -> Void, initialValue: Value,
     continuation: UpdateContinuation<Value>
   ) {
-    writes.enqueue {
+    writes.queue.enqueue {
       var lastError = HTTPError.cancelled
       for _ in 0..<16 {
         do throws(HTTPError) {
@@ -177,30 +177,18 @@ public struct HTTPResourceKey<Parameters: Encodable & Sendable, Value: Sendable>
   }
 }
 
-/// A key's serial write queue and its current subscriber.
+/// A key's serial write queue (the one ``SerialWriteQueue`` of networked keys) and its current
+/// subscriber, which a save tells what the server stored.
 final class Writes: Sendable {
-  private struct State {
-    var last: Task<Void, Never>?
-    var subscriber: (any Sendable)?
-  }
-  private let state = Lock(State())
+  private let current = Lock<(any Sendable)?>(nil)
+  /// Saves and updates of the key, one at a time, in call order.
+  let queue = SerialWriteQueue()
 
   func setSubscriber(_ subscriber: (any Sendable)?) {
-    state.withLock { $0.subscriber = subscriber }
+    current.withLock { $0 = subscriber }
   }
 
-  var subscriber: (any Sendable)? { state.withLock { $0.subscriber } }
-
-  /// Runs `work` after every write enqueued before it.
-  func enqueue(_ work: @escaping @Sendable () async -> Void) {
-    state.withLock { state in
-      let previous = state.last
-      state.last = Task {
-        await previous?.value
-        await work()
-      }
-    }
-  }
+  var subscriber: (any Sendable)? { current.withLock { $0 } }
 }
 
 extension Writes {
