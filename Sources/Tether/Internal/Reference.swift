@@ -176,14 +176,26 @@ final class Reference<Value: Sendable>: MutableReference {
     return state.withLock { $0.value }
   }
 
+  /// Always inlined, and small: the word-sized read is an Observation access and one atomic
+  /// load in the caller. The lazy registrar's extra load and branch made it too large for the
+  /// inliner (the call cost `core.read` a third more), so the locked read is out of line.
   @inlinable var value: Value {
-    observation { $0.registrar.access($0.subject, keyPath: $0.valuePath) }
-    // The acquiring load orders this read after the first one's critical section, so any
-    // change it can miss has not happened yet and will notify Observation.
-    if Self.isWordSized, readsSkipLock.load(ordering: .acquiring) {
-      if isInsideOwnBody { return nestedRead() }
-      return Self.unpack(word.load(ordering: .acquiring))
+    @inline(__always) get {
+      observation { $0.registrar.access($0.subject, keyPath: $0.valuePath) }
+      // The acquiring load orders this read after the first one's critical section, so any
+      // change it can miss has not happened yet and will notify Observation.
+      if Self.isWordSized, readsSkipLock.load(ordering: .acquiring) {
+        if isInsideOwnBody { return nestedRead() }
+        return Self.unpack(word.load(ordering: .acquiring))
+      }
+      return lockedValue()
     }
+  }
+
+  /// `value` after its Observation access, through the lock; the first read marks the value
+  /// observable. Inlinable so it is specialized for `Value` in the caller, never inlined.
+  @inlinable @inline(never)
+  func lockedValue() -> Value {
     if isInsideOwnBody { return nestedRead() }
     return state.withLock { state in
       if !state.observable {
@@ -620,14 +632,14 @@ final class Reference<Value: Sendable>: MutableReference {
   /// Every read registers through here before it reads the value, and every change notifies
   /// after it changed the value (under the lock, or in `word`), so a tracker that read the
   /// old value made the registrar before the change looked for it.
-  @inlinable
+  @inlinable @inline(__always)
   func observation(_ body: (Observers) -> Void) {
     let observers = self.observers.load(ordering: .acquiring) ?? makeObservers()
     observers._withUnsafeGuaranteedRef(body)
   }
 
   /// Makes the registrar once; a thread that loses the race uses the winner's.
-  @usableFromInline
+  @usableFromInline @inline(never)
   func makeObservers() -> Unmanaged<Observers> {
     let made = Unmanaged.passRetained(Observers())
     let (exchanged, original) = observers.compareExchange(
