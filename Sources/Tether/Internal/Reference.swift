@@ -34,6 +34,10 @@ final class Reference<Value: Sendable>: MutableReference {
     /// Bumped by every applied change; orders deliveries and detects stale loads.
     @usableFromInline var version: UInt64 = 0
     @usableFromInline var isLoading = false
+    /// Whether the value was ever read through `value`, the only way an Observation tracker
+    /// can start watching it. Until then changes skip the registrar (~100 ns each on Linux);
+    /// afterwards every change notifies it, so no tracker ever misses one.
+    @usableFromInline var observable = false
     @usableFromInline var loadError: (any Error)?
     @usableFromInline var saveError: (any Error)?
     /// The sequence number given to the latest save request.
@@ -42,10 +46,6 @@ final class Reference<Value: Sendable>: MutableReference {
     @usableFromInline var saveResultSequence: UInt64 = 0
     @usableFromInline var listeners: [Listener<Value>] = []
     @usableFromInline var outbox: [Delivery] = []
-    /// Whether the value was ever read through `value`, the only way an Observation tracker
-    /// can start watching it. Until then changes skip the registrar (~100 ns each on Linux);
-    /// afterwards every change notifies it, so no tracker ever misses one.
-    @usableFromInline var observable = false
     @usableFromInline var subscription: SharedSubscription?
     /// External changes (values and deletions from the subscription) applied so far.
     @usableFromInline var externalApplied: UInt64 = 0
@@ -61,11 +61,10 @@ final class Reference<Value: Sendable>: MutableReference {
     @usableFromInline init(value: Value) { self.value = value }
   }
 
+  // Stored properties are laid out in declaration order: the one-byte ones follow `state` and
+  // `snapshot` follows `key`, filling the padding after them (and `State.observable` sits by
+  // `isLoading`). An `Int` reference is 312 bytes, not 328: one malloc size class smaller.
   @usableFromInline let state: Lock<State>
-  /// For a *word-sized* value (plain data of at most 8 bytes: `Int`, `Bool`, `Double`, a
-  /// payload-free enum), a copy of its bytes, rewritten in the same critical section as every
-  /// change. Once `readsSkipLock` is set, reads load this word instead of taking the lock.
-  @usableFromInline let word: Atomic<UInt64>
   /// Set (inside the lock, right after `State.observable`) by the first read of a word-sized
   /// value. From then on every change notifies Observation, so reads need no lock to mark it.
   @usableFromInline let readsSkipLock = Atomic<Bool>(false)
@@ -75,15 +74,21 @@ final class Reference<Value: Sendable>: MutableReference {
   /// the lock only from `draining`. So a drainer that found nothing queued ends with one
   /// compare-and-exchange instead of a second lock round trip.
   @usableFromInline let drainer = Atomic<UInt8>(DrainerState.idle)
+  /// Whether the value's only home is this reference (in-memory and local values): then the
+  /// key is never asked to load, subscribe or save.
+  let livesInReference: Bool
+  /// Whether `writer.save` is called on changes.
+  @usableFromInline let savesToKey: Bool
+  /// Whether `update` is `withLock`: the value lives only here, or there is no key to write.
+  @usableFromInline let updatesInPlace: Bool
+  /// For a *word-sized* value (plain data of at most 8 bytes: `Int`, `Bool`, `Double`, a
+  /// payload-free enum), a copy of its bytes, rewritten in the same critical section as every
+  /// change. Once `readsSkipLock` is set, reads load this word instead of taking the lock.
+  @usableFromInline let word: Atomic<UInt64>
   /// The thread running a `withLock` body on this value, or 0. Only that thread writes its id
   /// here (under `state`'s lock, cleared before unlocking), so a thread that reads its own id
   /// holds the lock: its body is touching the value it is mutating.
   @usableFromInline let owner = Atomic<UInt>(0)
-  /// The value as it was before the running body started (for values that are not word-sized;
-  /// `word` keeps theirs), so a nested read or a throwing body has it.
-  // nonisolated(unsafe): written and read only by the `owner` thread while it holds `state`'s
-  // lock.
-  @usableFromInline nonisolated(unsafe) var snapshot: Value?
   /// Counted by the key's storage as it delivers changes to this reference (see `SaveBasis`).
   /// `nil` for a value that lives only here: nothing is delivered to it, and the counter would
   /// be one more allocation per in-memory key.
@@ -94,13 +99,11 @@ final class Reference<Value: Sendable>: MutableReference {
   /// each copy could cost an allocation too): as a `SharedKey` when changes are saved through
   /// it. The reader and writer views, and the key that issue reports name, are derived from it.
   private let key: StoredKey<Value>?
-  /// Whether the value's only home is this reference (in-memory and local values): then the
-  /// key is never asked to load, subscribe or save.
-  let livesInReference: Bool
-  /// Whether `writer.save` is called on changes.
-  @usableFromInline let savesToKey: Bool
-  /// Whether `update` is `withLock`: the value lives only here, or there is no key to write.
-  @usableFromInline let updatesInPlace: Bool
+  /// The value as it was before the running body started (for values that are not word-sized;
+  /// `word` keeps theirs), so a nested read or a throwing body has it.
+  // nonisolated(unsafe): written and read only by the `owner` thread while it holds `state`'s
+  // lock.
+  @usableFromInline nonisolated(unsafe) var snapshot: Value?
   /// `==` if `Value` is `Equatable` at run time (then unchanged values are not re-announced).
   @usableFromInline let isEqual: RuntimeEquality<Value>?
   /// The Observation registrar and what reads pass it, made by the first read (see
