@@ -32,7 +32,7 @@ import Testing
     // A few long-lived timers (idle connections) and a stream of short-lived ones (request
     // deadlines, each cancelled when its answer comes), all due far in the future.
     for index in 0..<8 {
-      queue.schedule(at: 1_000_000 + UInt64(index)) { fired.ids.append(index) }
+      _ = queue.schedule(at: 1_000_000 + UInt64(index)) { fired.ids.append(index) }
     }
     var peak = 0
     for request in 0..<100_000 {

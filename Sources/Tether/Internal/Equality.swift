@@ -1,31 +1,40 @@
 /// `==` for a value type that is `Equatable` only at run time.
+///
+/// It keeps the type as an `Equatable` metatype (two words, opened for each comparison) rather
+/// than a boxed witness (five words): every reference stores one.
 @usableFromInline
-protocol RuntimeEquality<Value>: Sendable {
-  associatedtype Value
-  func isEqual(_ lhs: Value, _ rhs: Value) -> Bool
+struct RuntimeEquality<Value>: Sendable {
+  @usableFromInline let type: any (Equatable & Sendable).Type
+
+  /// `==` for `Value`, or `nil` if it is not `Equatable`. A dynamic cast: look it up once.
+  init?(_: Value.Type) {
+    guard let type = Value.self as? any (Equatable & Sendable).Type else { return nil }
+    self.type = type
+  }
+
+  @usableFromInline
+  func isEqual(_ lhs: Value, _ rhs: Value) -> Bool {
+    // Opened implicitly; Swift opens an existential argument only from a local or parameter.
+    let equatable = type
+    return areEqual(lhs, rhs, as: equatable)
+  }
+}
+
+/// `lhs == rhs` for values of type `E` that are statically typed as `Value`.
+private func areEqual<Value, E: Equatable & Sendable>(
+  _ lhs: Value, _ rhs: Value, as _: E.Type
+)
+  -> Bool
+{
+  // `E` and `Value` are the same type at run time, so reinterpreting is exact.
+  unsafeBitCast(lhs, to: E.self) == unsafeBitCast(rhs, to: E.self)
 }
 
 /// Returns `==` for `Value` if it is `Equatable` at run time, `nil` otherwise.
 ///
 /// Looked up once per reference; the comparison itself does no dynamic cast.
-func runtimeEquality<Value>(_: Value.Type) -> (any RuntimeEquality<Value>)? {
-  guard let equatable = Value.self as? any Equatable.Type else { return nil }
-  return equality(opening: equatable, as: Value.self)
-}
-
-private func equality<E: Equatable, Value>(
-  opening _: E.Type, as _: Value.Type
-)
-  -> any RuntimeEquality<Value>
-{
-  OpenedEquality<E, Value>()
-}
-
-private struct OpenedEquality<E: Equatable, Value>: RuntimeEquality {
-  func isEqual(_ lhs: Value, _ rhs: Value) -> Bool {
-    // `E` and `Value` are the same type at run time, so reinterpreting is exact.
-    unsafeBitCast(lhs, to: E.self) == unsafeBitCast(rhs, to: E.self)
-  }
+func runtimeEquality<Value>(_: Value.Type) -> RuntimeEquality<Value>? {
+  RuntimeEquality(Value.self)
 }
 
 /// A key path that can cross threads. Key paths are immutable, and the ones Tether stores

@@ -21,6 +21,20 @@ final class Holder<Value: Sendable>: MutableReference {
 
   /// What a re-key changed: the current target (`nil` until a re-key succeeded) and the error
   /// of the latest failed one. Replaced whole, never mutated.
+  /// The reference a holder starts with: one field for both views (an enum of two class
+  /// existentials fits in two words, where a reader and an optional writer took four).
+  enum Initial: Sendable {
+    case readOnly(any ReaderReference<Value>)
+    case writable(any MutableReference<Value>)
+
+    var target: Target {
+      switch self {
+      case .readOnly(let reader): Target(reader: reader, writer: nil)
+      case .writable(let writer): Target(reader: writer, writer: writer)
+      }
+    }
+  }
+
   @usableFromInline
   final class Rekeying: Sendable {
     let current: Target?
@@ -38,12 +52,12 @@ final class Holder<Value: Sendable>: MutableReference {
   // Every Shared creates a holder, so its stored state avoids types built from `Value` at run
   // time (a generic tuple in a lock costs metadata lookups on every creation): the re-key
   // state lives in a `Rekeying` object made only when someone re-keys.
-  private let initialReader: any ReaderReference<Value>
-  private let initialWriter: (any MutableReference<Value>)?
-  /// Set once, by the first successful re-key; never cleared.
-  @usableFromInline let rekeyed = Atomic<Bool>(false)
+  private let initial: Initial
   /// A `Rekeying`, once a re-key was tried.
   @usableFromInline let rekeying = Lock<AnyObject?>(nil)
+  /// Set once, by the first successful re-key; never cleared. After `rekeying`, so it fills
+  /// the lock's padding: a holder is 50 bytes, one malloc size class below 57.
+  @usableFromInline let rekeyed = Atomic<Bool>(false)
 
   /// Whether `load(_:)` re-pointed this holder. A relaxed load: a reader that misses a re-key
   /// in progress reads the old key's value, as it would have a moment earlier.
@@ -57,13 +71,11 @@ final class Holder<Value: Sendable>: MutableReference {
   }
 
   init(_ reference: any MutableReference<Value>) {
-    initialReader = reference
-    initialWriter = reference
+    initial = .writable(reference)
   }
 
   init(readOnly reference: any ReaderReference<Value>) {
-    initialReader = reference
-    initialWriter = nil
+    initial = .readOnly(reference)
   }
 
   private var state: Rekeying? {
@@ -73,7 +85,7 @@ final class Holder<Value: Sendable>: MutableReference {
 
   private var target: Target {
     guard rekeyed.load(ordering: .acquiring), let current = state?.current else {
-      return Target(reader: initialReader, writer: initialWriter)
+      return initial.target
     }
     return current
   }

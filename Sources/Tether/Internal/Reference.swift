@@ -34,6 +34,10 @@ final class Reference<Value: Sendable>: MutableReference {
     /// Bumped by every applied change; orders deliveries and detects stale loads.
     @usableFromInline var version: UInt64 = 0
     @usableFromInline var isLoading = false
+    /// Whether the value was ever read through `value`, the only way an Observation tracker
+    /// can start watching it. Until then changes skip the registrar (~100 ns each on Linux);
+    /// afterwards every change notifies it, so no tracker ever misses one.
+    @usableFromInline var observable = false
     @usableFromInline var loadError: (any Error)?
     @usableFromInline var saveError: (any Error)?
     /// The sequence number given to the latest save request.
@@ -42,10 +46,6 @@ final class Reference<Value: Sendable>: MutableReference {
     @usableFromInline var saveResultSequence: UInt64 = 0
     @usableFromInline var listeners: [Listener<Value>] = []
     @usableFromInline var outbox: [Delivery] = []
-    /// Whether the value was ever read through `value`, the only way an Observation tracker
-    /// can start watching it. Until then changes skip the registrar (~100 ns each on Linux);
-    /// afterwards every change notifies it, so no tracker ever misses one.
-    @usableFromInline var observable = false
     @usableFromInline var subscription: SharedSubscription?
     /// The key's version of the stored value `value` was derived from: set with each value the
     /// key delivers (load, subscription), kept across local changes, handed to every save in
@@ -59,11 +59,10 @@ final class Reference<Value: Sendable>: MutableReference {
     @usableFromInline init(value: Value) { self.value = value }
   }
 
+  // Stored properties are laid out in declaration order: the one-byte ones follow `state` and
+  // `snapshot` follows `key`, filling the padding after them (and `State.observable` sits by
+  // `isLoading`). An `Int` reference is 312 bytes, not 328: one malloc size class smaller.
   @usableFromInline let state: Lock<State>
-  /// For a *word-sized* value (plain data of at most 8 bytes: `Int`, `Bool`, `Double`, a
-  /// payload-free enum), a copy of its bytes, rewritten in the same critical section as every
-  /// change. Once `readsSkipLock` is set, reads load this word instead of taking the lock.
-  @usableFromInline let word: Atomic<UInt64>
   /// Set (inside the lock, right after `State.observable`) by the first read of a word-sized
   /// value. From then on every change notifies Observation, so reads need no lock to mark it.
   @usableFromInline let readsSkipLock = Atomic<Bool>(false)
@@ -73,19 +72,6 @@ final class Reference<Value: Sendable>: MutableReference {
   /// the lock only from `draining`. So a drainer that found nothing queued ends with one
   /// compare-and-exchange instead of a second lock round trip.
   @usableFromInline let drainer = Atomic<UInt8>(DrainerState.idle)
-  /// The thread running a `withLock` body on this value, or 0. Only that thread writes its id
-  /// here (under `state`'s lock, cleared before unlocking), so a thread that reads its own id
-  /// holds the lock: its body is touching the value it is mutating.
-  @usableFromInline let owner = Atomic<UInt>(0)
-  /// The value as it was before the running body started (for values that are not word-sized;
-  /// `word` keeps theirs), so a nested read or a throwing body has it.
-  // nonisolated(unsafe): written and read only by the `owner` thread while it holds `state`'s
-  // lock.
-  @usableFromInline nonisolated(unsafe) var snapshot: Value?
-  /// The value declared by whoever created the reference; restored on "initial value".
-  let initialValue: Value
-  private let reader: (any SharedReaderKey<Value>)?
-  @usableFromInline let writer: (any SharedKey<Value>)?
   /// Whether the value's only home is this reference (in-memory and local values): then the
   /// key is never asked to load, subscribe or save.
   let livesInReference: Bool
@@ -93,15 +79,33 @@ final class Reference<Value: Sendable>: MutableReference {
   @usableFromInline let savesToKey: Bool
   /// Whether `update` is `withLock`: the value lives only here, or there is no key to write.
   @usableFromInline let updatesInPlace: Bool
-  @usableFromInline let isEqual: (any RuntimeEquality<Value>)?
-  /// Whether `Value` is `Equatable` at run time (then unchanged values are not re-announced).
-  @usableFromInline let isEquatable: Bool
-  @usableFromInline let registrar = ObservationRegistrar()
-  /// `ObservedProperties.subject` and `.value`, kept here so reads skip the statics' accessors.
-  @usableFromInline let observedSubject = ObservedProperties.subject
-  @usableFromInline let valuePath = ObservedProperties.value
-  /// The issue observer of the task that created the reference (reports come from anywhere).
-  let issueObserver: IssueReporting.Observer?
+  /// For a *word-sized* value (plain data of at most 8 bytes: `Int`, `Bool`, `Double`, a
+  /// payload-free enum), a copy of its bytes, rewritten in the same critical section as every
+  /// change. Once `readsSkipLock` is set, reads load this word instead of taking the lock.
+  @usableFromInline let word: Atomic<UInt64>
+  /// The thread running a `withLock` body on this value, or 0. Only that thread writes its id
+  /// here (under `state`'s lock, cleared before unlocking), so a thread that reads its own id
+  /// holds the lock: its body is touching the value it is mutating.
+  @usableFromInline let owner = Atomic<UInt>(0)
+  /// The value declared by whoever created the reference; restored on "initial value".
+  let initialValue: Value
+  /// The key, stored once (a key is usually larger than an existential's inline buffer, so
+  /// each copy could cost an allocation too): as a `SharedKey` when changes are saved through
+  /// it. The reader and writer views, and the key that issue reports name, are derived from it.
+  private let key: StoredKey<Value>?
+  /// The value as it was before the running body started (for values that are not word-sized;
+  /// `word` keeps theirs), so a nested read or a throwing body has it.
+  // nonisolated(unsafe): written and read only by the `owner` thread while it holds `state`'s
+  // lock.
+  @usableFromInline nonisolated(unsafe) var snapshot: Value?
+  /// `==` if `Value` is `Equatable` at run time (then unchanged values are not re-announced).
+  @usableFromInline let isEqual: RuntimeEquality<Value>?
+  /// The Observation registrar and what reads pass it, made by the first read (see
+  /// `observation`): a reference nobody reads never pays for a registrar's two allocations.
+  /// Retained here and released in `deinit`; set once, never replaced.
+  @usableFromInline let observers = Atomic<Unmanaged<Observers>?>(nil)
+  /// The recorder of the task that created the reference (reports come from anywhere).
+  private let recorder: IssueReporting.Recorder?
   /// Removes the registry entry when the reference goes away (the argument is its identity).
   private let unregister: (@Sendable (ObjectIdentifier) -> Void)?
 
@@ -115,14 +119,13 @@ final class Reference<Value: Sendable>: MutableReference {
     self.state = Lock(state)
     self.word = Atomic(Self.isWordSized ? Self.pack(initialValue) : 0)
     self.initialValue = initialValue
-    self.reader = key
-    self.writer = writer
+    // `writer` is `key` itself, as a `SharedKey`, whenever the holder may save through it.
+    self.key = writer.map { .writable($0) } ?? key.map { .readOnly($0) }
     self.livesInReference = livesInReference || key == nil
     self.savesToKey = !self.livesInReference && writer != nil
     self.updatesInPlace = self.livesInReference || writer == nil
     self.isEqual = runtimeEquality(Value.self)
-    self.isEquatable = isEqual != nil
-    self.issueObserver = IssueReporting.observer(naming: key)
+    self.recorder = IssueReporting.recorder
     self.unregister = unregister
   }
 
@@ -134,6 +137,20 @@ final class Reference<Value: Sendable>: MutableReference {
     }
     subscription?.cancel()
     unregister?(ObjectIdentifier(self))
+    observers.load(ordering: .acquiring)?.release()
+  }
+
+  /// The key to read through, if any.
+  private var reader: (any SharedReaderKey<Value>)? { key?.reader }
+  /// The key to save through, if holders may save.
+  var writer: (any SharedKey<Value>)? { key?.writer }
+
+  /// Whether `Value` is `Equatable` at run time.
+  @inlinable var isEquatable: Bool { isEqual != nil }
+
+  /// The issue observer of the task that created the reference, naming its key.
+  var issueObserver: IssueReporting.Observer {
+    IssueReporting.Observer(recorder: recorder, keyValue: reader)
   }
 
   var root: AnyObject { self }
@@ -155,14 +172,26 @@ final class Reference<Value: Sendable>: MutableReference {
     return state.withLock { $0.value }
   }
 
+  /// Always inlined, and small: the word-sized read is an Observation access and one atomic
+  /// load in the caller. The lazy registrar's extra load and branch made it too large for the
+  /// inliner (the call cost `core.read` a third more), so the locked read is out of line.
   @inlinable var value: Value {
-    registrar.access(observedSubject, keyPath: valuePath)
-    // The acquiring load orders this read after the first one's critical section, so any
-    // change it can miss has not happened yet and will notify Observation.
-    if Self.isWordSized, readsSkipLock.load(ordering: .acquiring) {
-      if isInsideOwnBody { return nestedRead() }
-      return Self.unpack(word.load(ordering: .acquiring))
+    @inline(__always) get {
+      observation { $0.registrar.access($0.subject, keyPath: $0.valuePath) }
+      // The acquiring load orders this read after the first one's critical section, so any
+      // change it can miss has not happened yet and will notify Observation.
+      if Self.isWordSized, readsSkipLock.load(ordering: .acquiring) {
+        if isInsideOwnBody { return nestedRead() }
+        return Self.unpack(word.load(ordering: .acquiring))
+      }
+      return lockedValue()
     }
+  }
+
+  /// `value` after its Observation access, through the lock; the first read marks the value
+  /// observable. Inlinable so it is specialized for `Value` in the caller, never inlined.
+  @inlinable @inline(never)
+  func lockedValue() -> Value {
     if isInsideOwnBody { return nestedRead() }
     return state.withLock { state in
       if !state.observable {
@@ -196,19 +225,19 @@ final class Reference<Value: Sendable>: MutableReference {
   }
 
   var isLoading: Bool {
-    registrar.access(ObservedProperties.subject, keyPath: ObservedProperties.isLoading)
+    observation { $0.registrar.access($0.subject, keyPath: ObservedProperties.isLoading) }
     if isInsideOwnBody { return reportNestedAccess("isLoading", returning: false) }
     return state.withLock { $0.isLoading }
   }
 
   var loadError: (any Error)? {
-    registrar.access(ObservedProperties.subject, keyPath: ObservedProperties.loadError)
+    observation { $0.registrar.access($0.subject, keyPath: ObservedProperties.loadError) }
     if isInsideOwnBody { return reportNestedAccess("loadError", returning: nil) }
     return state.withLock { $0.loadError }
   }
 
   var saveError: (any Error)? {
-    registrar.access(ObservedProperties.subject, keyPath: ObservedProperties.saveError)
+    observation { $0.registrar.access($0.subject, keyPath: ObservedProperties.saveError) }
     if isInsideOwnBody { return reportNestedAccess("saveError", returning: nil) }
     return state.withLock { $0.saveError }
   }
@@ -302,7 +331,7 @@ final class Reference<Value: Sendable>: MutableReference {
       if isEquatable, isSame(old, state.value) { return (false, nil) }
       return (state.observable, recordChange(&state, save: save))
     }
-    if observable { notifyObservation(valuePath) }
+    if observable { notifyValueObservers() }
     if let drain { self.drain(drain) }
     return result!
   }
@@ -573,12 +602,48 @@ final class Reference<Value: Sendable>: MutableReference {
     }
   }
 
-  func announceValueChange() { notifyObservation(valuePath) }
+  func announceValueChange() { notifyValueObservers() }
   func announceLoadError() { notifyObservation(ObservedProperties.loadError) }
 
+  /// Tells Observation trackers of `keyPath` that it changed. Without a registrar nothing
+  /// ever read the reference, so no tracker can be watching it.
   @inlinable
   func notifyObservation(_ keyPath: KeyPath<ObservedProperties, Void> & Sendable) {
-    registrar.withMutation(of: observedSubject, keyPath: keyPath) {}
+    guard let observers = self.observers.load(ordering: .acquiring) else { return }
+    observers._withUnsafeGuaranteedRef {
+      $0.registrar.withMutation(of: $0.subject, keyPath: keyPath) {}
+    }
+  }
+
+  /// `notifyObservation` of the value, with the key path kept in `Observers`.
+  @inlinable
+  func notifyValueObservers() {
+    guard let observers = self.observers.load(ordering: .acquiring) else { return }
+    observers._withUnsafeGuaranteedRef {
+      $0.registrar.withMutation(of: $0.subject, keyPath: $0.valuePath) {}
+    }
+  }
+
+  /// Runs `body` with the registrar, making it on first use.
+  ///
+  /// Every read registers through here before it reads the value, and every change notifies
+  /// after it changed the value (under the lock, or in `word`), so a tracker that read the
+  /// old value made the registrar before the change looked for it.
+  @inlinable @inline(__always)
+  func observation(_ body: (Observers) -> Void) {
+    let observers = self.observers.load(ordering: .acquiring) ?? makeObservers()
+    observers._withUnsafeGuaranteedRef(body)
+  }
+
+  /// Makes the registrar once; a thread that loses the race uses the winner's.
+  @usableFromInline @inline(never)
+  func makeObservers() -> Unmanaged<Observers> {
+    let made = Unmanaged.passRetained(Observers())
+    let (exchanged, original) = observers.compareExchange(
+      expected: nil, desired: made, ordering: .acquiringAndReleasing)
+    if exchanged { return made }
+    made.release()
+    return original!
   }
 
   // MARK: Loading
@@ -732,6 +797,37 @@ final class Reference<Value: Sendable>: MutableReference {
     }
     notifyObservation(ObservedProperties.loadError)
     if loadingEnded { notifyObservation(ObservedProperties.isLoading) }
+  }
+}
+
+/// A reference's Observation registrar, made when the reference is first read.
+@usableFromInline
+final class Observers: Sendable {
+  @usableFromInline let registrar = ObservationRegistrar()
+  /// `ObservedProperties.subject` and `.value`, kept here so reads skip the statics' accessors.
+  @usableFromInline let subject = ObservedProperties.subject
+  @usableFromInline let valuePath = ObservedProperties.value
+
+  init() {}
+}
+
+/// The key of a reference, stored once.
+enum StoredKey<Value: Sendable>: Sendable {
+  /// Holders read through the key and never save.
+  case readOnly(any SharedReaderKey<Value>)
+  /// Holders read through the key and save through it.
+  case writable(any SharedKey<Value>)
+
+  var reader: any SharedReaderKey<Value> {
+    switch self {
+    case .readOnly(let key): key
+    case .writable(let key): key
+    }
+  }
+
+  var writer: (any SharedKey<Value>)? {
+    guard case .writable(let key) = self else { return nil }
+    return key
   }
 }
 

@@ -35,11 +35,10 @@ final class ReferenceRegistry: Sendable {
     let candidate = Reference<K.Value>(
       initialValue: initialValue(), key: key, livesInReference: traits.pinned, writer: writer(),
       storedVersion: storedVersion, unregister: unregister)
-    let entry = KeyTableEntry(candidate, pinned: traits.pinned)
-    let winner = tables.withLock { tables -> (any AnyRegisteredReference)? in
+    let winner = tables.withLock { tables -> (any RegisteredReference)? in
       let table = Self.table(for: traits.registryType, idType: KeyID<K.ID>.self, in: &tables)
-      if let existing = table.entries[id]?.object { return existing }
-      table.entries[id] = entry
+      if let existing = table.object(for: id) { return existing }
+      table.insert(candidate, for: id, pinned: traits.pinned)
       return nil
     }
     guard let winner else {
@@ -89,9 +88,9 @@ final class ReferenceRegistry: Sendable {
     _ id: ID, in type: ObjectIdentifier, as _: Value.Type
   ) -> Reference<Value>? {
     // The strong reference is returned out of the lock so its release never happens inside.
-    let object = tables.withLock { tables -> (any AnyRegisteredReference)? in
+    let object = tables.withLock { tables -> (any RegisteredReference)? in
       guard let table = tables[type] else { return nil }
-      return unsafeDowncast(table, to: KeyTable<ID>.self).entries[id]?.object
+      return unsafeDowncast(table, to: KeyTable<ID>.self).object(for: id)
     }
     return object as? Reference<Value>
   }
@@ -102,10 +101,10 @@ final class ReferenceRegistry: Sendable {
   ) {
     tables.withLock { tables in
       guard let table = tables[type].map({ unsafeDowncast($0, to: KeyTable<ID>.self) }),
-        let entry = table.entries[id], !entry.pinned
+        let entry = table.weak[id]
       else { return }
       if let object = entry.object, ObjectIdentifier(object) != identity { return }
-      table.entries[id] = nil
+      table.weak[id] = nil
     }
   }
 
@@ -129,9 +128,9 @@ struct KeyID<ID: Hashable>: Hashable, @unchecked Sendable {
   init(_ id: ID) { self.id = id }
 }
 
-/// A reference as the registry stores it.
-protocol AnyRegisteredReference: AnyObject, Sendable {}
-extension Reference: AnyRegisteredReference {}
+/// A reference as the registry stores it: one word (a protocol with a witness table would
+/// make every entry of every table a word larger).
+typealias RegisteredReference = AnyObject & Sendable
 
 /// The entries of one key type. Every key type maps to exactly one `ID` type (a `.Default`
 /// key shares its base key's table and has the same `ID`), which makes the downcasts exact.
@@ -139,22 +138,27 @@ extension Reference: AnyRegisteredReference {}
 // lock.
 class AnyKeyTable: @unchecked Sendable {}
 
-/// The entries of one key type, by id.
+/// The entries of one key type, by id: strong for values that live in their reference, weak
+/// for the others. A key type is one or the other, so one of the two stays empty; keeping them
+/// apart spares every entry the word of the kind it is not.
 final class KeyTable<ID: Hashable & Sendable>: AnyKeyTable, @unchecked Sendable {
-  // @unchecked: `entries` is read and written only inside `ReferenceRegistry.tables`' lock.
-  var entries: [ID: KeyTableEntry] = [:]
+  // @unchecked: `pinned` and `weak` are read and written only inside
+  // `ReferenceRegistry.tables`' lock.
+  var pinned: [ID: any RegisteredReference] = [:]
+  var weak: [ID: WeakReference] = [:]
+
+  func object(for id: ID) -> (any RegisteredReference)? { pinned[id] ?? weak[id]?.object }
+
+  func insert(_ reference: any RegisteredReference, for id: ID, pinned isPinned: Bool) {
+    if isPinned {
+      pinned[id] = reference
+    } else {
+      weak[id] = WeakReference(object: reference)
+    }
+  }
 }
 
-/// A registered reference: weak, or strong for values that live in the reference.
-struct KeyTableEntry {
-  private weak var weakObject: (any AnyRegisteredReference)?
-  private let strongObject: (any AnyRegisteredReference)?
-
-  init(_ reference: any AnyRegisteredReference, pinned: Bool) {
-    weakObject = pinned ? nil : reference
-    strongObject = pinned ? reference : nil
-  }
-
-  var pinned: Bool { strongObject != nil }
-  var object: (any AnyRegisteredReference)? { strongObject ?? weakObject }
+/// A registered reference that lives only as long as its holders.
+struct WeakReference {
+  weak var object: (any RegisteredReference)?
 }
