@@ -23,19 +23,19 @@ public final class AnyCancellable: Cancellable, Hashable {
 
   /// Creates a cancellable that runs `cancel` once, on `cancel()` or on deinit.
   public init(_ cancel: @escaping @Sendable () -> Void) {
-    cancelAction = Lock(.closure(cancel))
+    cancelAction = Lock(unchecked: .closure(cancel))
   }
 
   /// Creates a cancellable that cancels `canceller` on `cancel()` or on deinit.
   public init<C: Cancellable>(_ canceller: C) {
-    cancelAction = Lock(.cancellable(canceller))
+    cancelAction = Lock(unchecked: .cancellable(canceller))
   }
 
   deinit { cancel() }
 
   /// Runs the cancel action if it has not run yet.
   public func cancel() {
-    let action = cancelAction.withLock { action in
+    let action = cancelAction.withLockUnchecked { action in
       defer { action = nil }
       return action
     }

@@ -76,14 +76,14 @@ public final class TestScheduler: Scheduler {
 
   /// Runs `body` with the state under the lock.
   private func withState<R: Sendable>(_ body: (inout State) -> R) -> R {
-    state.withLock { body(&$0) }
+    state.withLockUnchecked { body(&$0) }
   }
 
   /// Creates a test scheduler whose clock starts at `now`.
   ///
   /// The default start is an arbitrary fixed instant, the same for every test scheduler.
   public init(now: SchedulerTimeType = SchedulerTimeType(DispatchTime(uptimeNanoseconds: 1))) {
-    state = Lock(State(now: now))
+    state = Lock(unchecked: State(now: now))
   }
 
   /// The scheduler's current virtual time.

@@ -61,7 +61,7 @@ where Downstream.Input == Notification, Downstream.Failure == Never {
 
   private let downstream: SerializedDownstream<Downstream>
   private let center: NotificationCenter
-  private let state = Lock(State())
+  private let state = Lock(unchecked: State())
 
   init(_ downstream: Downstream, center: NotificationCenter) {
     self.downstream = SerializedDownstream(downstream)
@@ -69,7 +69,7 @@ where Downstream.Input == Notification, Downstream.Failure == Never {
   }
 
   deinit {
-    if let observer = state.withLock({ $0.observer }) { center.removeObserver(observer) }
+    if let observer = state.withLockUnchecked({ $0.observer }) { center.removeObserver(observer) }
   }
 
   func start(name: Notification.Name, object: AnyObject?) {
@@ -80,7 +80,7 @@ where Downstream.Input == Notification, Downstream.Failure == Never {
     let observer = center.addObserver(forName: name, object: object, queue: nil) {
       target.receiveScheduled($0)
     }
-    let live = state.withLock { state -> Bool in
+    let live = state.withLockUnchecked { state -> Bool in
       guard !state.isCancelled else { return false }
       state.observer = observer
       return true
@@ -90,7 +90,7 @@ where Downstream.Input == Notification, Downstream.Failure == Never {
 
   /// A notification was posted.
   func receiveScheduled(_ notification: Notification) {
-    let deliver = state.withLock { state -> Bool in
+    let deliver = state.withLockUnchecked { state -> Bool in
       guard !state.isCancelled, state.demand > .none else { return false }
       state.demand -= 1
       return true
@@ -100,11 +100,11 @@ where Downstream.Input == Notification, Downstream.Failure == Never {
 
   func request(_ demand: Subscribers.Demand) {
     guard demand > .none else { return }
-    state.withLock { $0.demand += demand }
+    state.withLockUnchecked { $0.demand += demand }
   }
 
   func cancel() {
-    let observer = state.withLock { state -> (any NSObjectProtocol)? in
+    let observer = state.withLockUnchecked { state -> (any NSObjectProtocol)? in
       state.isCancelled = true
       defer { state.observer = nil }
       return state.observer

@@ -78,10 +78,10 @@ final class TimerConnection: Cancellable {
   /// `CFRunLoopTimerInvalidate`, which locks the timer).
   private let timer: Lock<Timer?>
 
-  init(_ timer: Timer) { self.timer = Lock(timer) }
+  init(_ timer: Timer) { self.timer = Lock(unchecked: timer) }
 
   func cancel() {
-    let timer = timer.withLock { timer in
+    let timer = timer.withLockUnchecked { timer in
       defer { timer = nil }
       return timer
     }

@@ -19,7 +19,7 @@ final class DemandRelay<Downstream: Subscriber>: Subscription, @unchecked Sendab
   @usableFromInline let downstream: Downstream
   /// Not generic, so that `request`, `cancel` and `deinit` (all unspecialised) take and
   /// destroy it without a metadata lookup.
-  @usableFromInline let control = Lock(DemandRelayControl())
+  @usableFromInline let control = Lock(unchecked: DemandRelayControl())
 
   @inlinable init(downstream: Downstream) {
     self.downstream = downstream
@@ -28,7 +28,7 @@ final class DemandRelay<Downstream: Subscriber>: Subscription, @unchecked Sendab
   /// Takes a new upstream subscription: the first is announced downstream, a later one is
   /// asked for the demand still outstanding.
   @inlinable func attach(_ subscription: any Subscription) {
-    let (announce, owed, isLive): (Bool, Subscribers.Demand, Bool) = control.withLock {
+    let (announce, owed, isLive): (Bool, Subscribers.Demand, Bool) = control.withLockUnchecked {
       control in
       guard control.isLive else { return (false, .none, false) }
       control.upstream = subscription
@@ -46,14 +46,14 @@ final class DemandRelay<Downstream: Subscriber>: Subscription, @unchecked Sendab
 
   /// Delivers a value within the downstream's demand and returns the demand it adds.
   @inlinable func forward(_ value: Downstream.Input) -> Subscribers.Demand {
-    let allowed = control.withLock { control in
+    let allowed = control.withLockUnchecked { control in
       guard control.isLive, control.demand > 0 else { return false }
       if control.demand != .unlimited { control.demand -= 1 }
       return true
     }
     guard allowed else { return .none }
     let more = downstream.receive(value)
-    if more > 0 { control.withLock { $0.demand += more } }
+    if more > 0 { control.withLockUnchecked { $0.demand += more } }
     return more
   }
 
@@ -61,7 +61,7 @@ final class DemandRelay<Downstream: Subscriber>: Subscription, @unchecked Sendab
   ///
   /// - Returns: Whether the downstream is still there to serve.
   @inlinable func detach() -> Bool {
-    control.withLock { control in
+    control.withLockUnchecked { control in
       control.upstream = nil
       return control.isLive
     }
@@ -75,7 +75,7 @@ final class DemandRelay<Downstream: Subscriber>: Subscription, @unchecked Sendab
 
   /// Delivers `value` and finishes as soon as the downstream has demand.
   @inlinable func finish(with value: Downstream.Input) {
-    let deliverNow = control.withLock { control in
+    let deliverNow = control.withLockUnchecked { control in
       control.upstream = nil
       guard control.isLive else { return false }
       guard control.demand > 0 else {
@@ -93,7 +93,7 @@ final class DemandRelay<Downstream: Subscriber>: Subscription, @unchecked Sendab
 
   /// Marks the relay over; `true` for the caller that ended it.
   @inlinable func end() -> Bool {
-    control.withLock { control in
+    control.withLockUnchecked { control in
       defer {
         control.isLive = false
         control.upstream = nil
@@ -104,7 +104,7 @@ final class DemandRelay<Downstream: Subscriber>: Subscription, @unchecked Sendab
 
   @usableFromInline func request(_ demand: Subscribers.Demand) {
     guard demand > 0 else { return }
-    let (upstream, final): ((any Subscription)?, AnyObject?) = control.withLock { control in
+    let (upstream, final): ((any Subscription)?, AnyObject?) = control.withLockUnchecked { control in
       guard control.isLive else { return (nil, nil) }
       control.demand += demand
       if let final = control.finalValue {
@@ -128,7 +128,7 @@ final class DemandRelay<Downstream: Subscriber>: Subscription, @unchecked Sendab
 
   @usableFromInline func cancel() {
     // The final value leaves the lock before it is released: its deinit may call out.
-    let (upstream, final): ((any Subscription)?, AnyObject?) = control.withLock { control in
+    let (upstream, final): ((any Subscription)?, AnyObject?) = control.withLockUnchecked { control in
       defer {
         control.isLive = false
         control.upstream = nil

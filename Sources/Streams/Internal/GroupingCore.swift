@@ -69,7 +69,7 @@ final class GroupingCore<Downstream: Subscriber, Slots: GroupSlots>: Subscriptio
   }
 
   @usableFromInline let downstream: SerializedDownstream<Downstream>
-  @usableFromInline let state = Lock(State())
+  @usableFromInline let state = Lock(unchecked: State())
   @usableFromInline let grouping: Grouping
   /// Turns the slots' nested group into the published tuple.
   @usableFromInline let output: @Sendable (Slots.Group) -> Downstream.Input
@@ -94,7 +94,7 @@ final class GroupingCore<Downstream: Subscriber, Slots: GroupSlots>: Subscriptio
 
   @inlinable
   func side(_ index: Int, received subscription: any Subscription) {
-    let demand = state.withLock { state -> Subscribers.Demand? in
+    let demand = state.withLockUnchecked { state -> Subscribers.Demand? in
       guard !state.isTerminal, state.slots.attach(subscription, at: index) else { return nil }
       // Nothing was published before every side had a value, so the open demand is all the
       // subscriber asked for.
@@ -105,7 +105,7 @@ final class GroupingCore<Downstream: Subscriber, Slots: GroupSlots>: Subscriptio
 
   @inlinable
   func side<Value>(_ index: Int, received value: Value) {
-    let delivery = state.withLock { state -> Delivery in
+    let delivery = state.withLockUnchecked { state -> Delivery in
       guard !state.isTerminal else { return Delivery() }
       state.slots.put(value, at: index, queueing: grouping == .inOrder)
       return emitLocked(&state)
@@ -115,7 +115,7 @@ final class GroupingCore<Downstream: Subscriber, Slots: GroupSlots>: Subscriptio
 
   @inlinable
   func side(_ index: Int, completedWith completion: Subscribers.Completion<Failure>) {
-    let delivery = state.withLock { state -> Delivery in
+    let delivery = state.withLockUnchecked { state -> Delivery in
       guard !state.isTerminal else { return Delivery() }
       state.slots.finish(at: index)
       var delivery = Delivery()
@@ -135,7 +135,7 @@ final class GroupingCore<Downstream: Subscriber, Slots: GroupSlots>: Subscriptio
   @inlinable
   func request(_ demand: Subscribers.Demand) {
     guard demand > .none else { return }
-    let (delivery, upstreams) = state.withLock { state -> (Delivery, [any Subscription]) in
+    let (delivery, upstreams) = state.withLockUnchecked { state -> (Delivery, [any Subscription]) in
       guard !state.isTerminal else { return (Delivery(), []) }
       state.demand += demand
       let upstreams = state.subscriptions
@@ -152,7 +152,7 @@ final class GroupingCore<Downstream: Subscriber, Slots: GroupSlots>: Subscriptio
 
   @inlinable
   func cancel() {
-    let upstreams = state.withLock { state -> [any Subscription] in
+    let upstreams = state.withLockUnchecked { state -> [any Subscription] in
       guard !state.isTerminal else { return [] }
       return state.terminate()
     }

@@ -10,12 +10,14 @@ import Synchronization
 /// Swift 6.3 toolchain). An extra acquire-load at the start and release-store at the end of
 /// each critical section restores the edge; on x86 and ARM both are ordinary loads and stores.
 ///
-/// Non-`Sendable` state: `Mutex.withLock` takes and returns `sending` values, which region
-/// analysis cannot prove for a subscriber that arrived as a parameter and is later handed back
-/// out. The lock still makes every access exclusive; what the compiler cannot check is that
-/// the values are used safely once outside, which the public types guarantee by being
-/// `Sendable` only when their elements are (a subject whose `Output` is not `Sendable` cannot
-/// cross threads).
+/// Checked and unchecked: `withLock` and `init(_:)` take and give `sending` values, so the
+/// compiler proves that nothing locked escapes into two isolation domains (Tether's keys,
+/// references and engines use these). Streams' subscriptions keep subscribers and elements,
+/// which are not `Sendable` and arrive as parameters that region analysis cannot prove
+/// disconnected; they use `init(unchecked:)` and `withLockUnchecked`. There the lock still
+/// makes every access exclusive, and the public types guarantee the rest by being `Sendable`
+/// only when their elements are (a subject whose `Output` is not `Sendable` cannot cross
+/// threads).
 ///
 /// `package`: every module locks with it, so the sanitizer run covers them all without false
 /// reports.
@@ -24,15 +26,37 @@ package struct Lock<State>: ~Copyable, Sendable {
   @usableFromInline let mutex: Mutex<LockBox<State>>
   @usableFromInline let handoff = Atomic<UInt8>(0)
 
-  /// Creates a lock protecting `state`.
+  /// Creates a lock protecting `state`, which nothing else may reach afterwards.
   @inlinable
-  package init(_ state: State) {
+  package init(_ state: sending State) {
     mutex = Mutex(LockBox(state: state))
   }
 
-  /// Runs `body` with exclusive access to the state. `body` must not call out.
+  /// Creates a lock protecting `state`, which may be reachable from elsewhere (Streams'
+  /// subscribers): the compiler does not check what the state shares.
+  @inlinable
+  package init(unchecked state: State) {
+    mutex = Mutex(LockBox(state: state))
+  }
+
+  /// Runs `body` with exclusive access to the state. `body` must not call out. What goes in
+  /// and out is checked: `body` may store only values nothing else can reach, and what it
+  /// returns is handed over whole.
   @inlinable
   package func withLock<R, E: Error>(
+    _ body: (inout sending State) throws(E) -> sending R
+  ) throws(E) -> sending R {
+    try mutex.withLock { (box: inout sending LockBox<State>) throws(E) -> sending R in
+      _ = handoff.load(ordering: .acquiring)
+      defer { handoff.store(0, ordering: .releasing) }
+      return try body(&box.state)
+    }
+  }
+
+  /// ``withLock(_:)`` without the checks on what goes in and out: for state holding values
+  /// that are not `Sendable` (see the type's comment). `body` must not call out.
+  @inlinable
+  package func withLockUnchecked<R, E: Error>(
     _ body: (inout State) throws(E) -> R
   ) throws(E) -> sending R {
     try mutex.withLock { (box: inout sending LockBox<State>) throws(E) -> sending R in

@@ -20,7 +20,7 @@ final class ReducingStage<Input, UpstreamFailure: Error, Downstream: Subscriber>
   /// Folds one element into the result; `true` ends the stream early.
   @usableFromInline let step: (inout Output?, Input) throws(Downstream.Failure) -> Bool
   @usableFromInline let convert: (UpstreamFailure) -> Downstream.Failure
-  @usableFromInline let control = Lock(ReducingControl())
+  @usableFromInline let control = Lock(unchecked: ReducingControl())
   @usableFromInline var result: Output?
   @usableFromInline var isDone = false
 
@@ -36,7 +36,7 @@ final class ReducingStage<Input, UpstreamFailure: Error, Downstream: Subscriber>
   }
 
   @inlinable func receive(subscription: any Subscription) {
-    let kept = control.withLock { control in
+    let kept = control.withLockUnchecked { control in
       guard !control.isOver, case .awaiting = control.upstream else { return false }
       control.upstream = .subscribed(subscription)
       return true
@@ -46,7 +46,7 @@ final class ReducingStage<Input, UpstreamFailure: Error, Downstream: Subscriber>
       return
     }
     downstream.receive(subscription: self)
-    if !control.withLock({ $0.isOver }) { subscription.request(.unlimited) }
+    if !control.withLockUnchecked({ $0.isOver }) { subscription.request(.unlimited) }
   }
 
   @inlinable func receive(_ input: Input) -> Subscribers.Demand {
@@ -67,7 +67,7 @@ final class ReducingStage<Input, UpstreamFailure: Error, Downstream: Subscriber>
   @inlinable func receive(completion: Subscribers.Completion<UpstreamFailure>) {
     guard !isDone else { return }
     isDone = true
-    control.withLock { $0.upstream = .terminal }
+    control.withLockUnchecked { $0.upstream = .terminal }
     switch completion {
     case .finished: finish()
     case .failure(let error): fail(convert(error))
@@ -76,7 +76,7 @@ final class ReducingStage<Input, UpstreamFailure: Error, Downstream: Subscriber>
 
   @inlinable func request(_ demand: Subscribers.Demand) {
     guard demand > .none else { return }
-    let deliver = control.withLock { control -> Bool in
+    let deliver = control.withLockUnchecked { control -> Bool in
       guard !control.isOver else { return false }
       control.hasDemand = true
       guard control.isResultReady else { return false }
@@ -88,7 +88,7 @@ final class ReducingStage<Input, UpstreamFailure: Error, Downstream: Subscriber>
   }
 
   @inlinable func cancel() {
-    let upstream = control.withLock { control -> (any Subscription)? in
+    let upstream = control.withLockUnchecked { control -> (any Subscription)? in
       defer {
         control.isOver = true
         control.isCancelled = true
@@ -102,7 +102,7 @@ final class ReducingStage<Input, UpstreamFailure: Error, Downstream: Subscriber>
   }
 
   @inlinable func cancelUpstream() {
-    let upstream = control.withLock { control -> (any Subscription)? in
+    let upstream = control.withLockUnchecked { control -> (any Subscription)? in
       defer { control.upstream = .terminal }
       guard case .subscribed(let subscription) = control.upstream else { return nil }
       return subscription
@@ -113,7 +113,7 @@ final class ReducingStage<Input, UpstreamFailure: Error, Downstream: Subscriber>
   /// Publishes the result now if the subscriber asked for it, or when it does.
   @inlinable func finish() {
     let hasResult = result != nil
-    let deliver = control.withLock { control -> Bool in
+    let deliver = control.withLockUnchecked { control -> Bool in
       guard !control.isOver else { return false }
       if hasResult && !control.hasDemand {
         control.isResultReady = true
@@ -126,7 +126,7 @@ final class ReducingStage<Input, UpstreamFailure: Error, Downstream: Subscriber>
   }
 
   @inlinable func fail(_ error: Downstream.Failure) {
-    let live = control.withLock { control -> Bool in
+    let live = control.withLockUnchecked { control -> Bool in
       defer { control.isOver = true }
       return !control.isOver
     }
@@ -138,7 +138,7 @@ final class ReducingStage<Input, UpstreamFailure: Error, Downstream: Subscriber>
       result = nil
       _ = downstream.receive(value)
       // The subscriber may have cancelled while receiving the result.
-      if control.withLock({ $0.isCancelled }) { return }
+      if control.withLockUnchecked({ $0.isCancelled }) { return }
     }
     downstream.receive(completion: .finished)
   }

@@ -37,11 +37,11 @@ final class SerializedDownstream<Downstream: Subscriber>: Sendable {
 
   @inlinable
   init(_ downstream: Downstream) {
-    state = Lock(State(downstream: downstream))
+    state = Lock(unchecked: State(downstream: downstream))
   }
 
   /// Whether a completion was sent or the subscriber cancelled.
-  @inlinable var isClosed: Bool { state.withLock { $0.isClosed } }
+  @inlinable var isClosed: Bool { state.withLockUnchecked { $0.isClosed } }
 
   /// Delivers `event` now, or queues it behind the delivery in progress.
   ///
@@ -62,7 +62,7 @@ final class SerializedDownstream<Downstream: Subscriber>: Sendable {
   /// - Returns: Whether the caller has become the deliverer and must call ``deliver()``.
   @inlinable
   func enqueue(_ event: Event) -> Bool {
-    state.withLock { state -> Bool in
+    state.withLockUnchecked { state -> Bool in
       guard !state.isClosed else { return false }
       if case .completion = event { state.isClosed = true }
       state.queue.append(event)
@@ -89,7 +89,7 @@ final class SerializedDownstream<Downstream: Subscriber>: Sendable {
   /// directly (no event is built, copied, queued or destroyed, and one lock round trip less).
   @inlinable
   func enqueue(value: Input) -> Claim {
-    state.withLock { state -> Claim in
+    state.withLockUnchecked { state -> Claim in
       guard !state.isClosed, let downstream = state.downstream else { return .none }
       guard !state.isDelivering else {
         state.queue.append(.value(value))
@@ -113,7 +113,7 @@ final class SerializedDownstream<Downstream: Subscriber>: Sendable {
     let added = downstream.receive(value)
     // Nearly always nothing was queued meanwhile: hand delivery back in one lock round trip
     // that returns a plain flag, without the queue-draining loop.
-    let drained = state.withLock { state -> Bool in
+    let drained = state.withLockUnchecked { state -> Bool in
       guard state.queue.isEmpty, state.downstream != nil else { return false }
       state.isDelivering = false
       return true
@@ -135,7 +135,7 @@ final class SerializedDownstream<Downstream: Subscriber>: Sendable {
   /// except a call another thread is already making.
   @inlinable
   func cancel() {
-    let released = state.withLock { state -> Downstream? in
+    let released = state.withLockUnchecked { state -> Downstream? in
       state.isClosed = true
       state.queue.removeAll()
       defer { state.downstream = nil }
@@ -153,7 +153,7 @@ final class SerializedDownstream<Downstream: Subscriber>: Sendable {
   func deliver() -> Subscribers.Demand {
     var added = Subscribers.Demand.none
     while true {
-      let next = state.withLock { state -> (Downstream, Event)? in
+      let next = state.withLockUnchecked { state -> (Downstream, Event)? in
         guard let downstream = state.downstream, !state.queue.isEmpty else {
           state.isDelivering = false
           // Drained: keep the buffer for the next event. Cancelled: drop everything.

@@ -58,7 +58,7 @@ final class SubjectCore<Output, Failure: Error>: Sendable {
   @usableFromInline static var queued: UInt8 { 2 }
 
   @inlinable init(current: Output?) {
-    state = Lock(State(current: current))
+    state = Lock(unchecked: State(current: current))
   }
 
   /// Called under the lock by a sender: becomes the deliverer (returns `true`) if nobody
@@ -79,12 +79,12 @@ final class SubjectCore<Output, Failure: Error>: Sendable {
     }
   }
 
-  @inlinable var current: Output? { state.withLock { $0.current } }
+  @inlinable var current: Output? { state.withLockUnchecked { $0.current } }
 
-  @inlinable var conduitCount: Int { state.withLock { $0.conduits.count } }
+  @inlinable var conduitCount: Int { state.withLockUnchecked { $0.conduits.count } }
 
   @inlinable func send(_ value: Output) {
-    let snapshot: ContiguousArray<SubjectConduit<Output, Failure>>? = state.withLock { state in
+    let snapshot: ContiguousArray<SubjectConduit<Output, Failure>>? = state.withLockUnchecked { state in
       guard state.completion == nil else { return nil }
       if state.keepsLatest { state.current = value }
       guard claimDelivery(queueing: false) else {
@@ -99,7 +99,7 @@ final class SubjectCore<Output, Failure: Error>: Sendable {
   }
 
   @usableFromInline func send(completion: Subscribers.Completion<Failure>) {
-    let isFirst = state.withLock { state in
+    let isFirst = state.withLockUnchecked { state in
       guard state.completion == nil else { return false }
       state.completion = completion
       return true
@@ -108,7 +108,7 @@ final class SubjectCore<Output, Failure: Error>: Sendable {
   }
 
   @usableFromInline func send(subscription: any Subscription) {
-    let accepted = state.withLock { state in
+    let accepted = state.withLockUnchecked { state in
       guard state.completion == nil else { return false }
       state.upstreams.append(subscription)
       return true
@@ -118,12 +118,12 @@ final class SubjectCore<Output, Failure: Error>: Sendable {
 
   @inlinable @inline(__always) func attach<S: Subscriber>(_ subscriber: S)
   where S.Input == Output, S.Failure == Failure {
-    let keepsLatest = state.withLock { $0.keepsLatest }
+    let keepsLatest = state.withLockUnchecked { $0.keepsLatest }
     enqueue(.attach(SubjectConduit(core: self, subscriber: subscriber, keepsLatest: keepsLatest)))
   }
 
   @inlinable func enqueue(_ event: Event) {
-    let isDeliverer = state.withLock { state in
+    let isDeliverer = state.withLockUnchecked { state in
       state.queue.append(event)
       return claimDelivery(queueing: true)
     }
@@ -131,7 +131,7 @@ final class SubjectCore<Output, Failure: Error>: Sendable {
   }
 
   @inlinable func detach(_ conduit: SubjectConduit<Output, Failure>) {
-    state.withLock { state in
+    state.withLockUnchecked { state in
       if let index = state.conduits.firstIndex(where: { $0 === conduit }) {
         state.conduits.remove(at: index)
       }
@@ -153,7 +153,7 @@ final class SubjectCore<Output, Failure: Error>: Sendable {
         return
       }
       var conduits: ContiguousArray<SubjectConduit<Output, Failure>> = []
-      state.withLock { state in
+      state.withLockUnchecked { state in
         swap(&state.queue, &batch)
         flags.store(Self.delivering, ordering: .releasing)
         conduits = state.conduits
@@ -163,7 +163,7 @@ final class SubjectCore<Output, Failure: Error>: Sendable {
         case .value(let value):
           for conduit in conduits { conduit.deliver(value) }
         case .completion(let completion):
-          let finished = state.withLock { state in
+          let finished = state.withLockUnchecked { state in
             defer {
               state.conduits = []
               state.upstreams = []
@@ -174,7 +174,7 @@ final class SubjectCore<Output, Failure: Error>: Sendable {
           conduits = []
           for conduit in finished { conduit.complete(completion) }
         case .attach(let conduit):
-          let (current, finished) = state.withLock { state in
+          let (current, finished) = state.withLockUnchecked { state in
             if state.deliveredCompletion == nil { state.conduits.append(conduit) }
             conduits = state.conduits
             return (state.current, state.deliveredCompletion)
@@ -251,12 +251,12 @@ final class SubjectConduit<Output, Failure: Error>: Subscription, @unchecked Sen
       }
     }
     detachFromCore = { [core] conduit in core.detach(conduit) }
-    state = Lock(ConduitState(keepsLatest: keepsLatest))
+    state = Lock(unchecked: ConduitState(keepsLatest: keepsLatest))
   }
 
   @inlinable func start(holding current: Output?) {
     let box: AnyObject? = current.map { ValueBox($0) }
-    let previous = state.withLock { state in
+    let previous = state.withLockUnchecked { state in
       defer { state.held = box }
       return state.held
     }
@@ -275,7 +275,7 @@ final class SubjectConduit<Output, Failure: Error>: Subscription, @unchecked Sen
     if word == Self.cancelled { return }
     // Whatever `box` ends up holding is a replaced held value, released outside the lock.
     var box: AnyObject?
-    let allowed = state.withLock { state in
+    let allowed = state.withLockUnchecked { state in
       let word = demand.load(ordering: .relaxed)
       if word == Self.unlimited { return true }
       guard word != Self.cancelled else { return false }
@@ -298,7 +298,7 @@ final class SubjectConduit<Output, Failure: Error>: Subscription, @unchecked Sen
   }
 
   @inlinable func deliverHeldValue() {
-    let held: AnyObject? = state.withLock { state in
+    let held: AnyObject? = state.withLockUnchecked { state in
       let word = demand.load(ordering: .relaxed)
       guard word != Self.cancelled, word > 0, let held = state.held else { return nil }
       if word != Self.unlimited { demand.store(word - 1, ordering: .releasing) }
@@ -317,7 +317,7 @@ final class SubjectConduit<Output, Failure: Error>: Subscription, @unchecked Sen
 
   /// Marks the conduit cancelled; `true` for the caller that did it.
   @inlinable func end() -> Bool {
-    let (ended, held): (Bool, AnyObject?) = state.withLock { state in
+    let (ended, held): (Bool, AnyObject?) = state.withLockUnchecked { state in
       defer { state.held = nil }
       let ended =
         demand.exchange(Self.cancelled, ordering: .acquiringAndReleasing) != Self.cancelled
@@ -330,7 +330,7 @@ final class SubjectConduit<Output, Failure: Error>: Subscription, @unchecked Sen
 
   /// Adds demand under the lock; returns whether a held value now waits to be delivered.
   @inlinable func add(_ more: Subscribers.Demand) -> Bool {
-    state.withLock { state in
+    state.withLockUnchecked { state in
       let word = demand.load(ordering: .relaxed)
       guard word != Self.cancelled, word != Self.unlimited else { return false }
       let total = Subscribers.Demand.max(Int(word)) + more

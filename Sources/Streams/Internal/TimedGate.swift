@@ -44,7 +44,7 @@ final class TimedGate<Downstream: Subscriber, Context: Scheduler>: Subscriber, S
 
   private let downstream: SerializedDownstream<Downstream>
   private let upstream = UpstreamLink()
-  private let state = Lock(State())
+  private let state = Lock(unchecked: State())
   private let gating: TimedGating<Time.Stride>
   private let scheduler: Context
   private let options: Context.SchedulerOptions?
@@ -68,7 +68,7 @@ final class TimedGate<Downstream: Subscriber, Context: Scheduler>: Subscriber, S
   func receive(_ input: Input) -> Subscribers.Demand {
     let now = scheduler.now
     // When to emit (`nil`: at once), and the generation the emission is for.
-    let due = state.withLock { state -> (at: Time?, generation: UInt64)? in
+    let due = state.withLockUnchecked { state -> (at: Time?, generation: UInt64)? in
       guard !state.isTerminal else { return nil }
       switch gating {
       case .debounce(let dueTime):
@@ -101,7 +101,7 @@ final class TimedGate<Downstream: Subscriber, Context: Scheduler>: Subscriber, S
 
   func receive(completion: Subscribers.Completion<Failure>) {
     guard upstream.finish() else { return }
-    let deliverNow = state.withLock { state -> Bool in
+    let deliverNow = state.withLockUnchecked { state -> Bool in
       guard !state.isTerminal, state.pendingCompletion == nil else { return false }
       if state.isEmissionScheduled {
         state.pendingCompletion = completion
@@ -118,7 +118,7 @@ final class TimedGate<Downstream: Subscriber, Context: Scheduler>: Subscriber, S
     switch event {
     case .emit(let generation):
       let now = scheduler.now
-      let (value, completion) = state.withLock {
+      let (value, completion) = state.withLockUnchecked {
         state -> (Input?, Subscribers.Completion<Failure>?) in
         guard !state.isTerminal, state.generation == generation else { return (nil, nil) }
         state.isEmissionScheduled = false
@@ -147,7 +147,7 @@ final class TimedGate<Downstream: Subscriber, Context: Scheduler>: Subscriber, S
   }
 
   func cancel() {
-    state.withLock { state in
+    state.withLockUnchecked { state in
       state.isTerminal = true
       state.held = nil
     }
@@ -157,6 +157,6 @@ final class TimedGate<Downstream: Subscriber, Context: Scheduler>: Subscriber, S
 
   private func addDemand(_ demand: Subscribers.Demand) {
     guard demand > .none else { return }
-    state.withLock { $0.demand += demand }
+    state.withLockUnchecked { $0.demand += demand }
   }
 }

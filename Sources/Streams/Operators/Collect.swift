@@ -79,7 +79,7 @@ where Downstream.Input == [Element] {
   private let downstream: Downstream
   private let count: Int?
   private let link = UpstreamLink()
-  private let askedUnlimited = Lock(false)
+  private let askedUnlimited = Lock(unchecked: false)
   private var buffer: [Element] = []
 
   init(downstream: Downstream, count: Int?) {
@@ -115,7 +115,7 @@ where Downstream.Input == [Element] {
     guard demand > 0 else { return }
     if let count {
       link.request(demand * count)
-    } else if !askedUnlimited.withLock({ asked in
+    } else if !askedUnlimited.withLockUnchecked({ asked in
       defer { asked = true }; return asked
     }) {
       link.request(.unlimited)

@@ -81,7 +81,7 @@ where Downstream.Input == [Element] {
 
   private let downstream: SerializedDownstream<Downstream>
   private let upstream = UpstreamLink()
-  private let state = Lock(State())
+  private let state = Lock(unchecked: State())
   private let scheduler: Context
   private let stride: Context.SchedulerTimeType.Stride
   private let count: Int
@@ -108,7 +108,7 @@ where Downstream.Input == [Element] {
       after: scheduler.now.advanced(by: stride), interval: stride,
       tolerance: scheduler.minimumTolerance, options: options
     ) { target.receiveScheduled(()) }
-    let live = state.withLock { state -> Bool in
+    let live = state.withLockUnchecked { state -> Bool in
       guard !state.isTerminal else { return false }
       state.timer = timer
       return true
@@ -135,7 +135,7 @@ where Downstream.Input == [Element] {
         return true
       }
     case .failure:
-      let (deliver, timer) = state.withLock { state -> (Bool, (any Cancellable)?) in
+      let (deliver, timer) = state.withLockUnchecked { state -> (Bool, (any Cancellable)?) in
         guard !state.isTerminal else { return (false, nil) }
         state.isTerminal = true
         state.buffer = []
@@ -158,7 +158,7 @@ where Downstream.Input == [Element] {
   }
 
   func cancel() {
-    let timer = state.withLock { state -> (any Cancellable)? in
+    let timer = state.withLockUnchecked { state -> (any Cancellable)? in
       state.isTerminal = true
       state.buffer = []
       state.ready = []
@@ -183,7 +183,7 @@ where Downstream.Input == [Element] {
   /// Events are queued under the lock, so they reach the subscriber in decision order.
   private func flush(_ change: (inout State) -> Bool) {
     var timer: (any Cancellable)?
-    let deliver = state.withLock { state -> Bool in
+    let deliver = state.withLockUnchecked { state -> Bool in
       guard !state.isTerminal else { return false }
       if change(&state), !state.buffer.isEmpty {
         state.ready.append(state.buffer)

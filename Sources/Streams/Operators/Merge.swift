@@ -216,14 +216,14 @@ final class MergeCore<Downstream: Subscriber>: Subscription, FanInCore {
   @inlinable
   init(_ downstream: Downstream, isOpen: Bool) {
     self.downstream = SerializedDownstream(downstream)
-    state = Lock(State(isOpen: isOpen))
+    state = Lock(unchecked: State(isOpen: isOpen))
   }
 
   /// Sends the subscriber its subscription; call after reserving the first children (so an
   /// empty, closed core does not finish early) and before subscribing to them.
   @inlinable
   func start(subscription: any Subscription) {
-    let deliver = state.withLock { state in
+    let deliver = state.withLockUnchecked { state in
       state.isStarted = true
       return downstream.enqueue(.subscription(subscription))
     }
@@ -237,7 +237,7 @@ final class MergeCore<Downstream: Subscriber>: Subscription, FanInCore {
   /// - Returns: `false` (and keeps nothing) if the core already ended.
   @inlinable
   func attachOuter(_ subscription: any Subscription, replenish: Bool) -> Bool {
-    state.withLock { state in
+    state.withLockUnchecked { state in
       guard !state.isTerminal else { return false }
       state.outer = subscription
       state.replenishesOuter = replenish
@@ -266,7 +266,7 @@ final class MergeCore<Downstream: Subscriber>: Subscription, FanInCore {
   /// Reserves a child slot and returns the subscriber for it, or `nil` if the core ended.
   @inlinable
   func reserveChild() -> FanInSide<Input, Failure>? {
-    let id = state.withLock { state -> Int? in
+    let id = state.withLockUnchecked { state -> Int? in
       guard !state.isTerminal else { return nil }
       defer { state.nextChild += 1 }
       state.children.appendAwaiting(state.nextChild)
@@ -289,12 +289,12 @@ final class MergeCore<Downstream: Subscriber>: Subscription, FanInCore {
   }
 
   /// Whether the subscriber cancelled or the core completed.
-  @inlinable var isTerminal: Bool { state.withLock { $0.isTerminal } }
+  @inlinable var isTerminal: Bool { state.withLockUnchecked { $0.isTerminal } }
 
   @inlinable
   func request(_ demand: Subscribers.Demand) {
     guard demand > .none else { return }
-    let children = state.withLock { state -> [any Subscription] in
+    let children = state.withLockUnchecked { state -> [any Subscription] in
       state.demand += demand
       return state.liveChildren
     }
@@ -304,7 +304,7 @@ final class MergeCore<Downstream: Subscriber>: Subscription, FanInCore {
 
   @inlinable
   func cancel() {
-    let (children, outer) = state.withLock { state -> ([any Subscription], (any Subscription)?) in
+    let (children, outer) = state.withLockUnchecked { state -> ([any Subscription], (any Subscription)?) in
       guard !state.isTerminal else { return ([], nil) }
       state.isTerminal = true
       defer {
@@ -323,7 +323,7 @@ final class MergeCore<Downstream: Subscriber>: Subscription, FanInCore {
 
   @inlinable
   func side(_ id: Int, received subscription: any Subscription) {
-    let demand = state.withLock { state -> Subscribers.Demand? in
+    let demand = state.withLockUnchecked { state -> Subscribers.Demand? in
       guard !state.isTerminal, state.children.attach(id, subscription) else { return nil }
       return state.demand
     }
@@ -341,7 +341,7 @@ final class MergeCore<Downstream: Subscriber>: Subscription, FanInCore {
 
   @inlinable
   func child(_ id: Int, received input: Input) {
-    let claim = state.withLock { state -> SerializedDownstream<Downstream>.Claim in
+    let claim = state.withLockUnchecked { state -> SerializedDownstream<Downstream>.Claim in
       guard !state.isTerminal, state.children.contains(id) else { return .none }
       guard state.demand > .none, state.buffer.isEmpty else {
         state.buffer.append(input)
@@ -364,7 +364,7 @@ final class MergeCore<Downstream: Subscriber>: Subscription, FanInCore {
       }
       outer?.request(.max(1))
     case .failure:
-      let known = state.withLock { $0.children.contains(id) }
+      let known = state.withLockUnchecked { $0.children.contains(id) }
       if known { terminate(with: completion) }
     }
   }
@@ -380,7 +380,7 @@ final class MergeCore<Downstream: Subscriber>: Subscription, FanInCore {
   /// Moves buffered values to the subscriber while it has demand, then finishes if done.
   @inlinable
   func pump() {
-    let deliver = state.withLock { state -> Bool in
+    let deliver = state.withLockUnchecked { state -> Bool in
       var deliver = false
       while !state.isTerminal, state.demand > .none, !state.buffer.isEmpty {
         state.demand -= 1
@@ -393,7 +393,7 @@ final class MergeCore<Downstream: Subscriber>: Subscription, FanInCore {
 
   @inlinable
   func finishIfDone(_ change: (inout State) -> Void) {
-    let deliver = state.withLock { state -> Bool in
+    let deliver = state.withLockUnchecked { state -> Bool in
       guard !state.isTerminal else { return false }
       change(&state)
       return finishLocked(&state)
@@ -415,7 +415,7 @@ final class MergeCore<Downstream: Subscriber>: Subscription, FanInCore {
 
   @inlinable
   func terminate(with completion: Subscribers.Completion<Failure>) {
-    let (deliver, children, outer) = state.withLock {
+    let (deliver, children, outer) = state.withLockUnchecked {
       state -> (Bool, [any Subscription], (any Subscription)?) in
       guard !state.isTerminal else { return (false, [], nil) }
       state.isTerminal = true

@@ -78,12 +78,12 @@ final class PrintLog: Sendable {
 
   init(prefix: String, stream: (any TextOutputStream)?) {
     self.prefix = prefix
-    self.stream = Lock(stream)
+    self.stream = Lock(unchecked: stream)
   }
 
   func write(_ message: String) {
     let line = prefix.isEmpty ? message : "\(prefix): \(message)"
-    stream.withLock { stream in
+    stream.withLockUnchecked { stream in
       if stream == nil {
         Swift.print(line)
       } else {

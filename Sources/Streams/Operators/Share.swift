@@ -69,12 +69,12 @@ private final class ShareConnection: Sendable {
     var upstream: (any Subscription)?
   }
 
-  private let state = Lock(State())
+  private let state = Lock(unchecked: State())
 
   /// Counts a new subscriber; returns the generation of a new connection if this subscriber
   /// must connect the upstream.
   func subscriberArrived() -> UInt64? {
-    state.withLock { state in
+    state.withLockUnchecked { state in
       state.subscriberCount += 1
       guard !state.isConnected, !state.isCompleted else { return nil }
       state.isConnected = true
@@ -85,7 +85,7 @@ private final class ShareConnection: Sendable {
 
   /// Keeps the upstream subscription of connection `generation`, unless it was dropped.
   func connected(_ subscription: any Subscription, generation: UInt64) -> Bool {
-    state.withLock { state in
+    state.withLockUnchecked { state in
       guard state.isConnected, state.generation == generation else { return false }
       state.upstream = subscription
       return true
@@ -93,7 +93,7 @@ private final class ShareConnection: Sendable {
   }
 
   func upstreamCompleted(generation: UInt64) {
-    state.withLock { state in
+    state.withLockUnchecked { state in
       guard state.generation == generation else { return }
       state.isCompleted = true
       state.upstream = nil
@@ -102,7 +102,7 @@ private final class ShareConnection: Sendable {
 
   /// Counts a cancelled subscriber; the last one disconnects the upstream.
   func subscriberCancelled() {
-    let upstream = state.withLock { state -> (any Subscription)? in
+    let upstream = state.withLockUnchecked { state -> (any Subscription)? in
       state.subscriberCount -= 1
       guard state.subscriberCount == 0, state.isConnected, !state.isCompleted else {
         return nil

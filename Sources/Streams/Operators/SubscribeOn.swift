@@ -59,12 +59,12 @@ where Upstream.Output == Downstream.Input, Upstream.Failure == Downstream.Failur
   private let parts: Lock<(Upstream, Downstream)?>
 
   init(_ upstream: Upstream, _ downstream: Downstream) {
-    parts = Lock((upstream, downstream))
+    parts = Lock(unchecked: (upstream, downstream))
   }
 
   func receiveScheduled(_: Void) {
     guard
-      let (upstream, downstream) = parts.withLock({ parts in
+      let (upstream, downstream) = parts.withLockUnchecked({ parts in
         defer { parts = nil }
         return parts
       })

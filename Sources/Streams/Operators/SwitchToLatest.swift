@@ -119,14 +119,14 @@ where Downstream.Input == Inner.Output, Downstream.Failure == Inner.Failure {
   }
 
   @usableFromInline let downstream: SerializedDownstream<Downstream>
-  @usableFromInline let state = Lock(State())
+  @usableFromInline let state = Lock(unchecked: State())
 
   @inlinable init(_ downstream: Downstream) {
     self.downstream = SerializedDownstream(downstream)
   }
 
   @inlinable func receive(subscription: any Subscription) {
-    let kept = state.withLock { state in
+    let kept = state.withLockUnchecked { state in
       guard !state.isTerminal, state.outer == nil else { return false }
       state.outer = subscription
       return true
@@ -140,7 +140,7 @@ where Downstream.Input == Inner.Output, Downstream.Failure == Inner.Failure {
   }
 
   @inlinable func receive(_ input: Inner) -> Subscribers.Demand {
-    let switched = state.withLock { state -> (id: Int, previous: (any Subscription)?)? in
+    let switched = state.withLockUnchecked { state -> (id: Int, previous: (any Subscription)?)? in
       guard !state.isTerminal else { return nil }
       state.currentID += 1
       state.hasCurrent = true
@@ -154,7 +154,7 @@ where Downstream.Input == Inner.Output, Downstream.Failure == Inner.Failure {
   }
 
   @inlinable func receive(completion: Subscribers.Completion<Failure>) {
-    let (deliver, current) = state.withLock { state -> (Bool, (any Subscription)?) in
+    let (deliver, current) = state.withLockUnchecked { state -> (Bool, (any Subscription)?) in
       guard !state.isTerminal else { return (false, nil) }
       state.outer = nil
       state.isOuterFinished = true
@@ -165,7 +165,7 @@ where Downstream.Input == Inner.Output, Downstream.Failure == Inner.Failure {
 
   @inlinable func request(_ demand: Subscribers.Demand) {
     guard demand > .none else { return }
-    let current = state.withLock { state -> (any Subscription)? in
+    let current = state.withLockUnchecked { state -> (any Subscription)? in
       guard !state.isTerminal else { return nil }
       state.demand += demand
       return state.current
@@ -174,7 +174,7 @@ where Downstream.Input == Inner.Output, Downstream.Failure == Inner.Failure {
   }
 
   @inlinable func cancel() {
-    let (outer, current) = state.withLock {
+    let (outer, current) = state.withLockUnchecked {
       state -> ((any Subscription)?, (any Subscription)?) in
       guard !state.isTerminal else { return (nil, nil) }
       state.isTerminal = true
@@ -192,7 +192,7 @@ where Downstream.Input == Inner.Output, Downstream.Failure == Inner.Failure {
   // MARK: Inner publisher events
 
   @inlinable func child(_ id: Int, received subscription: any Subscription) {
-    let demand = state.withLock { state -> Subscribers.Demand? in
+    let demand = state.withLockUnchecked { state -> Subscribers.Demand? in
       guard !state.isTerminal, state.currentID == id, state.current == nil else { return nil }
       state.current = subscription
       return state.demand
@@ -201,7 +201,7 @@ where Downstream.Input == Inner.Output, Downstream.Failure == Inner.Failure {
   }
 
   @inlinable func child(_ id: Int, received input: Downstream.Input) {
-    let claim = state.withLock { state -> SerializedDownstream<Downstream>.Claim in
+    let claim = state.withLockUnchecked { state -> SerializedDownstream<Downstream>.Claim in
       guard !state.isTerminal, state.currentID == id, state.demand > .none else { return .none }
       state.demand -= 1
       return downstream.enqueue(value: input)
@@ -210,7 +210,7 @@ where Downstream.Input == Inner.Output, Downstream.Failure == Inner.Failure {
   }
 
   @inlinable func child(_ id: Int, completedWith completion: Subscribers.Completion<Failure>) {
-    let (deliver, outer) = state.withLock { state -> (Bool, (any Subscription)?) in
+    let (deliver, outer) = state.withLockUnchecked { state -> (Bool, (any Subscription)?) in
       guard !state.isTerminal, state.currentID == id else { return (false, nil) }
       state.current = nil
       state.hasCurrent = false

@@ -71,7 +71,7 @@ private final class TimeoutInner<Downstream: Subscriber, Context: Scheduler>: Su
 
   private let downstream: SerializedDownstream<Downstream>
   private let upstream = UpstreamLink()
-  private let state = Lock(State())
+  private let state = Lock(unchecked: State())
   private let interval: Context.SchedulerTimeType.Stride
   private let scheduler: Context
   private let options: Context.SchedulerOptions?
@@ -93,7 +93,7 @@ private final class TimeoutInner<Downstream: Subscriber, Context: Scheduler>: Su
   }
 
   func receive(_ input: Input) -> Subscribers.Demand {
-    let generation = state.withLock { state -> UInt64? in
+    let generation = state.withLockUnchecked { state -> UInt64? in
       guard !state.isTerminal else { return nil }
       state.generation += 1
       return state.generation
@@ -105,13 +105,13 @@ private final class TimeoutInner<Downstream: Subscriber, Context: Scheduler>: Su
 
   func receive(completion: Subscribers.Completion<Failure>) {
     guard upstream.finish() else { return }
-    state.withLock { $0.isTerminal = true }
+    state.withLockUnchecked { $0.isTerminal = true }
     downstream.send(.completion(completion))
   }
 
   /// A timer fired.
   func receiveScheduled(_ generation: UInt64) {
-    let timedOut = state.withLock { state -> Bool in
+    let timedOut = state.withLockUnchecked { state -> Bool in
       guard !state.isTerminal, state.generation == generation else { return false }
       state.isTerminal = true
       return true
@@ -124,7 +124,7 @@ private final class TimeoutInner<Downstream: Subscriber, Context: Scheduler>: Su
   func request(_ demand: Subscribers.Demand) { upstream.request(demand) }
 
   func cancel() {
-    state.withLock { $0.isTerminal = true }
+    state.withLockUnchecked { $0.isTerminal = true }
     downstream.cancel()
     upstream.cancel()
   }

@@ -59,12 +59,12 @@ where S.Input == Base.Element, S.Failure == Base.Failure, Base.Element: Sendable
 
   init(base: Base, downstream: S) {
     self.base = base
-    state = Lock(State(downstream: downstream))
+    state = Lock(unchecked: State(downstream: downstream))
   }
 
   func request(_ demand: Subscribers.Demand) {
     guard demand > 0 else { return }
-    let (start, waiter): (Bool, CheckedContinuation<Bool, Never>?) = state.withLock { state in
+    let (start, waiter): (Bool, CheckedContinuation<Bool, Never>?) = state.withLockUnchecked { state in
       guard state.downstream != nil else { return (false, nil) }
       state.demand += demand
       let waiter = state.waiter
@@ -76,7 +76,7 @@ where S.Input == Base.Element, S.Failure == Base.Failure, Base.Element: Sendable
       // Erased so that the task does not capture the subscriber's (non-Sendable) metatype.
       let runner: any AsyncRunner = self
       let task = Task { await runner.run() }
-      let cancelled = state.withLock { state in
+      let cancelled = state.withLockUnchecked { state in
         guard state.downstream != nil else { return true }
         state.task = task
         return false
@@ -86,7 +86,7 @@ where S.Input == Base.Element, S.Failure == Base.Failure, Base.Element: Sendable
   }
 
   func cancel() {
-    let (task, waiter, downstream) = state.withLock { state in
+    let (task, waiter, downstream) = state.withLockUnchecked { state in
       defer { state = State(downstream: nil, task: state.task) }
       return (state.task, state.waiter, state.downstream)
     }
@@ -98,7 +98,7 @@ where S.Input == Base.Element, S.Failure == Base.Failure, Base.Element: Sendable
   /// Waits until there is demand; returns the subscriber, or `nil` once cancelled.
   private func nextDelivery() async -> S? {
     while true {
-      let (downstream, mustWait): (S?, Bool) = state.withLock { state in
+      let (downstream, mustWait): (S?, Bool) = state.withLockUnchecked { state in
         guard let downstream = state.downstream, !Task.isCancelled else { return (nil, false) }
         guard state.demand > 0 else { return (nil, true) }
         state.demand -= 1
@@ -107,7 +107,7 @@ where S.Input == Base.Element, S.Failure == Base.Failure, Base.Element: Sendable
       if let downstream { return downstream }
       guard mustWait else { return nil }
       let resumed = await withCheckedContinuation { continuation in
-        let resumeNow = state.withLock { state in
+        let resumeNow = state.withLockUnchecked { state in
           guard state.downstream != nil, state.demand == .none else { return true }
           state.waiter = continuation
           return false
@@ -127,9 +127,9 @@ where S.Input == Base.Element, S.Failure == Base.Failure, Base.Element: Sendable
           return
         }
         // The subscriber may have cancelled while the sequence was producing the element.
-        guard state.withLock({ $0.downstream != nil }) else { return }
+        guard state.withLockUnchecked({ $0.downstream != nil }) else { return }
         let more = downstream.receive(element)
-        if more > 0 { state.withLock { $0.demand += more } }
+        if more > 0 { state.withLockUnchecked { $0.demand += more } }
       }
     } catch {
       finish(.failure(error))
@@ -137,7 +137,7 @@ where S.Input == Base.Element, S.Failure == Base.Failure, Base.Element: Sendable
   }
 
   private func finish(_ completion: Subscribers.Completion<S.Failure>) {
-    let downstream = state.withLock { state in
+    let downstream = state.withLockUnchecked { state in
       defer { state = State() }
       return state.downstream
     }

@@ -58,11 +58,11 @@ final class AutoconnectCount: Sendable {
     var connection: (any Cancellable)?
   }
 
-  private let state = Lock(State())
+  private let state = Lock(unchecked: State())
 
   /// Counts a subscriber; `true` for the first one, which must connect.
   func retain() -> Bool {
-    state.withLock { state in
+    state.withLockUnchecked { state in
       state.subscribers += 1
       return state.subscribers == 1 && state.connection == nil
     }
@@ -70,7 +70,7 @@ final class AutoconnectCount: Sendable {
 
   /// Keeps the connection, or cancels it if every subscriber already left.
   func keep(_ connection: any Cancellable) {
-    let live = state.withLock { state -> Bool in
+    let live = state.withLockUnchecked { state -> Bool in
       guard state.subscribers > 0 else { return false }
       state.connection = connection
       return true
@@ -80,7 +80,7 @@ final class AutoconnectCount: Sendable {
 
   /// A subscriber left; the last one disconnects.
   func release() {
-    let connection = state.withLock { state -> (any Cancellable)? in
+    let connection = state.withLockUnchecked { state -> (any Cancellable)? in
       state.subscribers = Swift.max(0, state.subscribers - 1)
       guard state.subscribers == 0 else { return nil }
       defer { state.connection = nil }

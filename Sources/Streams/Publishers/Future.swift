@@ -19,7 +19,7 @@ public final class Future<Output, Failure: Error>: Publisher {
     var waiting: [FutureWaiter<Output, Failure>] = []
   }
 
-  private let state = Lock(State())
+  private let state = Lock(unchecked: State())
 
   /// Creates a publisher that runs `attemptToFulfill` at once with a promise to fulfil.
   public init(_ attemptToFulfill: @escaping (@escaping Promise) -> Void) {
@@ -28,7 +28,7 @@ public final class Future<Output, Failure: Error>: Publisher {
   }
 
   private func fulfill(_ result: Result<Output, Failure>) {
-    let waiting: [FutureWaiter<Output, Failure>]? = state.withLock { state in
+    let waiting: [FutureWaiter<Output, Failure>]? = state.withLockUnchecked { state in
       guard state.result == nil else { return nil }
       state.result = result
       defer { state.waiting = [] }
@@ -40,7 +40,7 @@ public final class Future<Output, Failure: Error>: Publisher {
   /// Attaches the subscriber; it receives the result once available and demanded.
   public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Failure {
     let subscription = FutureSubscription(downstream: subscriber)
-    let result: Result<Output, Failure>? = state.withLock { state in
+    let result: Result<Output, Failure>? = state.withLockUnchecked { state in
       if state.result == nil { state.waiting.append(subscription) }
       return state.result
     }
@@ -80,7 +80,7 @@ private final class FutureSubscription<S: Subscriber>: FutureWaiter<S.Input, S.F
 
   private let state: Lock<State>
 
-  init(downstream: S) { state = Lock(State(downstream: downstream)) }
+  init(downstream: S) { state = Lock(unchecked: State(downstream: downstream)) }
 
   override func fulfill(_ result: Result<S.Input, S.Failure>) {
     deliver { $0.result = result }
@@ -92,7 +92,7 @@ private final class FutureSubscription<S: Subscriber>: FutureWaiter<S.Input, S.F
   }
 
   func cancel() {
-    let downstream = state.withLock { state in
+    let downstream = state.withLockUnchecked { state in
       defer { state = State(isCancelled: true) }
       return state.downstream
     }
@@ -101,7 +101,7 @@ private final class FutureSubscription<S: Subscriber>: FutureWaiter<S.Input, S.F
 
   /// Applies `change`, then delivers if the result is there and may be sent.
   private func deliver(after change: (inout State) -> Void) {
-    let ready: (S, Result<S.Input, S.Failure>)? = state.withLock { state in
+    let ready: (S, Result<S.Input, S.Failure>)? = state.withLockUnchecked { state in
       change(&state)
       guard let downstream = state.downstream, let result = state.result else { return nil }
       if case .success = result, !state.hasDemand { return nil }
@@ -113,7 +113,7 @@ private final class FutureSubscription<S: Subscriber>: FutureWaiter<S.Input, S.F
     case .success(let value):
       _ = downstream.receive(value)
       // The subscriber may have cancelled while receiving the value.
-      if !state.withLock({ $0.isCancelled }) { downstream.receive(completion: .finished) }
+      if !state.withLockUnchecked({ $0.isCancelled }) { downstream.receive(completion: .finished) }
     case .failure(let error):
       downstream.receive(completion: .failure(error))
     }

@@ -58,7 +58,7 @@ where Downstream.Input == Context.SchedulerTimeType, Downstream.Failure == Never
   }
 
   private let downstream: SerializedDownstream<Downstream>
-  private let state = Lock(State())
+  private let state = Lock(unchecked: State())
   private let publisher: Publishers.Interval<Context>
 
   init(_ downstream: Downstream, publisher: Publishers.Interval<Context>) {
@@ -67,7 +67,7 @@ where Downstream.Input == Context.SchedulerTimeType, Downstream.Failure == Never
   }
 
   deinit {
-    state.withLock { $0.timer }?.cancel()
+    state.withLockUnchecked { $0.timer }?.cancel()
   }
 
   func start() {
@@ -76,7 +76,7 @@ where Downstream.Input == Context.SchedulerTimeType, Downstream.Failure == Never
 
   /// A tick: publish the time if the subscriber asked for it.
   func receiveScheduled(_: Void) {
-    let deliver = state.withLock { state -> Bool in
+    let deliver = state.withLockUnchecked { state -> Bool in
       guard !state.isCancelled, state.demand > .none else { return false }
       state.demand -= 1
       return true
@@ -87,7 +87,7 @@ where Downstream.Input == Context.SchedulerTimeType, Downstream.Failure == Never
   func request(_ demand: Subscribers.Demand) { addDemand(demand) }
 
   func cancel() {
-    let timer = state.withLock { state -> (any Cancellable)? in
+    let timer = state.withLockUnchecked { state -> (any Cancellable)? in
       state.isCancelled = true
       defer { state.timer = nil }
       return state.timer
@@ -98,7 +98,7 @@ where Downstream.Input == Context.SchedulerTimeType, Downstream.Failure == Never
 
   private func addDemand(_ demand: Subscribers.Demand) {
     guard demand > .none else { return }
-    let start = state.withLock { state -> Bool in
+    let start = state.withLockUnchecked { state -> Bool in
       guard !state.isCancelled else { return false }
       state.demand += demand
       defer { state.isStarted = true }
@@ -113,7 +113,7 @@ where Downstream.Input == Context.SchedulerTimeType, Downstream.Failure == Never
       after: scheduler.now.advanced(by: publisher.interval), interval: publisher.interval,
       tolerance: publisher.tolerance ?? scheduler.minimumTolerance, options: publisher.options
     ) { target.receiveScheduled(()) }
-    let live = state.withLock { state -> Bool in
+    let live = state.withLockUnchecked { state -> Bool in
       guard !state.isCancelled else { return false }
       state.timer = timer
       return true

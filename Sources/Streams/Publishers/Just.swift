@@ -46,7 +46,7 @@ final class SingleValueSubscription: Subscription {
   @usableFromInline let state: Lock<State>
 
   @inlinable init<S: Subscriber>(_ subscriber: S, value: S.Input?) {
-    state = Lock(
+    state = Lock(unchecked: 
       State { subscription in
         if let value { _ = subscriber.receive(value) }
         // The subscriber may have cancelled while receiving the value.
@@ -56,7 +56,7 @@ final class SingleValueSubscription: Subscription {
 
   @usableFromInline func request(_ demand: Subscribers.Demand) {
     guard demand > 0 else { return }
-    let emit = state.withLock { state -> Emit? in
+    let emit = state.withLockUnchecked { state -> Emit? in
       defer { state.emit = nil }
       if state.emit != nil { state.isDelivering = true }
       return state.emit
@@ -66,7 +66,7 @@ final class SingleValueSubscription: Subscription {
 
   /// The value was delivered; `true` if the subscriber did not cancel meanwhile.
   @usableFromInline func endDelivery() -> Bool {
-    state.withLock { state in
+    state.withLockUnchecked { state in
       defer { state.isDelivering = false }
       return state.isDelivering
     }
@@ -74,7 +74,7 @@ final class SingleValueSubscription: Subscription {
 
   @usableFromInline func cancel() {
     // Moved out so that the subscriber's last release happens after the lock.
-    let released = state.withLock { state -> Emit? in
+    let released = state.withLockUnchecked { state -> Emit? in
       state.isDelivering = false
       defer { state.emit = nil }
       return state.emit

@@ -67,7 +67,7 @@ final class SequenceSubscription: Subscription {
     // completion. Only the emitter (the caller that set `isEmitting`) runs the step.
     var next: S.Input? = first
     var rest = rest
-    state = Lock(
+    state = Lock(unchecked: 
       State { subscription in
         guard let value = next else { return (.none, true) }
         next = rest.next()
@@ -80,12 +80,12 @@ final class SequenceSubscription: Subscription {
   }
 
   /// Whether the subscription is neither finished nor cancelled.
-  @usableFromInline var isLive: Bool { state.withLock { $0.step != nil } }
+  @usableFromInline var isLive: Bool { state.withLockUnchecked { $0.step != nil } }
 
   @usableFromInline func request(_ demand: Subscribers.Demand) {
     guard demand > 0 else { return }
     guard
-      let step = state.withLock({ state -> Step? in
+      let step = state.withLockUnchecked({ state -> Step? in
         guard state.step != nil else { return nil }
         state.demand += demand
         guard !state.isEmitting else { return nil }
@@ -94,7 +94,7 @@ final class SequenceSubscription: Subscription {
       })
     else { return }
     while true {
-      let proceed = state.withLock { state -> Bool in
+      let proceed = state.withLockUnchecked { state -> Bool in
         guard state.step != nil, state.demand > 0 else {
           state.isEmitting = false
           return false
@@ -105,20 +105,20 @@ final class SequenceSubscription: Subscription {
       guard proceed else { return }
       let (more, isLast) = step(self)
       if isLast {
-        let released = state.withLock { state -> Step? in
+        let released = state.withLockUnchecked { state -> Step? in
           defer { state.step = nil }
           return state.step
         }
         _ = released
         return
       }
-      if more > 0 { state.withLock { $0.demand += more } }
+      if more > 0 { state.withLockUnchecked { $0.demand += more } }
     }
   }
 
   @usableFromInline func cancel() {
     // Moved out so that the subscriber's last release happens after the lock.
-    let released = state.withLock { state -> Step? in
+    let released = state.withLockUnchecked { state -> Step? in
       defer { state.step = nil }
       return state.step
     }

@@ -20,7 +20,7 @@ extension Subscribers {
     /// Creates a subscriber that assigns values to `object[keyPath: keyPath]`.
     public init(object: Root, keyPath: ReferenceWritableKeyPath<Root, Input>) {
       self.keyPath = keyPath
-      state = Lock(State(object: object))
+      state = Lock(unchecked: State(object: object))
     }
 
     /// A textual representation: `Assign`.
@@ -28,7 +28,7 @@ extension Subscribers {
 
     /// Keeps the subscription and requests unlimited values.
     public func receive(subscription: any Subscription) {
-      let kept = state.withLock { state in
+      let kept = state.withLockUnchecked { state in
         guard case .awaiting = state.link, state.object != nil else { return false }
         state.link = .subscribed(subscription)
         return true
@@ -38,13 +38,13 @@ extension Subscribers {
 
     /// Assigns the value to the property.
     public func receive(_ value: Input) -> Subscribers.Demand {
-      state.withLock { $0.object }?[keyPath: keyPath] = value
+      state.withLockUnchecked { $0.object }?[keyPath: keyPath] = value
       return .none
     }
 
     /// Releases the object and the subscription.
     public func receive(completion: Subscribers.Completion<Never>) {
-      let object = state.withLock { state in
+      let object = state.withLockUnchecked { state in
         defer { state = State(object: nil, link: .terminal) }
         return state.object
       }
@@ -53,7 +53,7 @@ extension Subscribers {
 
     /// Cancels the subscription and releases the object.
     public func cancel() {
-      let (object, link) = state.withLock { state in
+      let (object, link) = state.withLockUnchecked { state in
         defer { state = State(object: nil, link: .terminal) }
         return (state.object, state.link)
       }
