@@ -104,7 +104,8 @@ final class DemandRelay<Downstream: Subscriber>: Subscription, @unchecked Sendab
 
   @usableFromInline func request(_ demand: Subscribers.Demand) {
     guard demand > 0 else { return }
-    let (upstream, final): ((any Subscription)?, AnyObject?) = control.withLockUnchecked { control in
+    let (upstream, final): ((any Subscription)?, AnyObject?) = control.withLockUnchecked {
+      control in
       guard control.isLive else { return (nil, nil) }
       control.demand += demand
       if let final = control.finalValue {
@@ -128,7 +129,8 @@ final class DemandRelay<Downstream: Subscriber>: Subscription, @unchecked Sendab
 
   @usableFromInline func cancel() {
     // The final value leaves the lock before it is released: its deinit may call out.
-    let (upstream, final): ((any Subscription)?, AnyObject?) = control.withLockUnchecked { control in
+    let (upstream, final): ((any Subscription)?, AnyObject?) = control.withLockUnchecked {
+      control in
       defer {
         control.isLive = false
         control.upstream = nil

@@ -84,7 +84,8 @@ final class SubjectCore<Output, Failure: Error>: Sendable {
   @inlinable var conduitCount: Int { state.withLockUnchecked { $0.conduits.count } }
 
   @inlinable func send(_ value: Output) {
-    let snapshot: ContiguousArray<SubjectConduit<Output, Failure>>? = state.withLockUnchecked { state in
+    let snapshot: ContiguousArray<SubjectConduit<Output, Failure>>? = state.withLockUnchecked {
+      state in
       guard state.completion == nil else { return nil }
       if state.keepsLatest { state.current = value }
       guard claimDelivery(queueing: false) else {

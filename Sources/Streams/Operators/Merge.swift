@@ -304,7 +304,8 @@ final class MergeCore<Downstream: Subscriber>: Subscription, FanInCore {
 
   @inlinable
   func cancel() {
-    let (children, outer) = state.withLockUnchecked { state -> ([any Subscription], (any Subscription)?) in
+    let (children, outer) = state.withLockUnchecked {
+      state -> ([any Subscription], (any Subscription)?) in
       guard !state.isTerminal else { return ([], nil) }
       state.isTerminal = true
       defer {

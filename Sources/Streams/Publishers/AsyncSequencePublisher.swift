@@ -64,7 +64,8 @@ where S.Input == Base.Element, S.Failure == Base.Failure, Base.Element: Sendable
 
   func request(_ demand: Subscribers.Demand) {
     guard demand > 0 else { return }
-    let (start, waiter): (Bool, CheckedContinuation<Bool, Never>?) = state.withLockUnchecked { state in
+    let (start, waiter): (Bool, CheckedContinuation<Bool, Never>?) = state.withLockUnchecked {
+      state in
       guard state.downstream != nil else { return (false, nil) }
       state.demand += demand
       let waiter = state.waiter

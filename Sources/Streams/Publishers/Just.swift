@@ -46,12 +46,13 @@ final class SingleValueSubscription: Subscription {
   @usableFromInline let state: Lock<State>
 
   @inlinable init<S: Subscriber>(_ subscriber: S, value: S.Input?) {
-    state = Lock(unchecked: 
-      State { subscription in
-        if let value { _ = subscriber.receive(value) }
-        // The subscriber may have cancelled while receiving the value.
-        if subscription.endDelivery() { subscriber.receive(completion: .finished) }
-      })
+    state = Lock(
+      unchecked:
+        State { subscription in
+          if let value { _ = subscriber.receive(value) }
+          // The subscriber may have cancelled while receiving the value.
+          if subscription.endDelivery() { subscriber.receive(completion: .finished) }
+        })
   }
 
   @usableFromInline func request(_ demand: Subscribers.Demand) {

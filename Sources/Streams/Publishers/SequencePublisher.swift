@@ -67,16 +67,17 @@ final class SequenceSubscription: Subscription {
     // completion. Only the emitter (the caller that set `isEmitting`) runs the step.
     var next: S.Input? = first
     var rest = rest
-    state = Lock(unchecked: 
-      State { subscription in
-        guard let value = next else { return (.none, true) }
-        next = rest.next()
-        let more = downstream.receive(value)
-        guard next == nil else { return (more, false) }
-        // The subscriber may have cancelled while receiving the last element.
-        if subscription.isLive { downstream.receive(completion: .finished) }
-        return (.none, true)
-      })
+    state = Lock(
+      unchecked:
+        State { subscription in
+          guard let value = next else { return (.none, true) }
+          next = rest.next()
+          let more = downstream.receive(value)
+          guard next == nil else { return (more, false) }
+          // The subscriber may have cancelled while receiving the last element.
+          if subscription.isLive { downstream.receive(completion: .finished) }
+          return (.none, true)
+        })
   }
 
   /// Whether the subscription is neither finished nor cancelled.
