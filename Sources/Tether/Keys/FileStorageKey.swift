@@ -214,7 +214,7 @@ public struct FileStorageKey<Value: Sendable>: AtomicSharedKey {
       encode: { try encode(value) },
       decodes: { (try? decode($0)) != nil },
       options: writeOptions,
-      condition: context == .userInitiated ? .unconditional : .derivedFrom(context.version),
+      condition: context.reason == .userInitiated ? .unconditional : .derivedFrom(context.version),
       window: throttle, clock: clock, continuation: continuation)
   }
 
