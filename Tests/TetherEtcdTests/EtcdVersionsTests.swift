@@ -17,8 +17,10 @@ struct EtcdVersionsTests {
     }
   }
 
-  /// Issue 22's silent overwrite: A's body runs for 300 ms on 1500; meanwhile B stores 1000
-  /// and A's watch hears of it. A's save must fail as a conflict, not write 1501 over 1000.
+  /// Issue 22's silent overwrite: A's body runs on 1500 (for 2 s here rather than the issue's
+  /// 300 ms, so that B's write lands inside it even in a loaded parallel run); meanwhile B
+  /// stores 1000 and A's watch hears of it. A's save must fail as a conflict, not write 1501
+  /// over 1000.
   @Test func aSaveDerivedFromAVersionSomeoneElseReplacedIsAConflictAcrossProcesses()
     async throws
   {
@@ -26,7 +28,7 @@ struct EtcdVersionsTests {
     let key = uniqueKey()
     await etcd.put(key, "1500")
     let a = try ChildProcess(
-      ["spin-increment", etcd.endpointList, key, "300"], executableURL: Self.child)
+      ["spin-increment", etcd.endpointList, key, "2000"], executableURL: Self.child)
     let b = try ChildProcess(["set", etcd.endpointList, key, "1000"], executableURL: Self.child)
     defer {
       a.kill()
