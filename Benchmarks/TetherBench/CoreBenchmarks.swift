@@ -132,8 +132,10 @@ func coreBenchmarks() -> [Benchmark] {
     // fresh keys in a fresh isolated scope, minus the bytes in use before, per holder. The key
     // names and the array that keeps the holders alive (its 100,000 slots) are allocated before
     // the first reading, so the figure is what creating a key and its holder allocates: the
-    // reference, its registry entry, the holder and the key's identity. Reported in bytes, in
-    // the median column. (swift-sharing's `@Shared(.inMemory)` measured the same way: 1,284.)
+    // reference, its registry entry, the holder and the key's identity. The holders are read
+    // only after the second reading: a reference makes its Observation registrar on its first
+    // read (about 160 bytes more). Reported in bytes, in the median column. (swift-sharing's
+    // `@Shared(.inMemory)` measured the same way: 1,284.)
     Benchmark("core.bytes-per-shared", note: "bytes per live holder, not ns; target <= 600") {
       let count = 100_000
       let names = (0..<count).map { "bench.bytes.\($0)" }

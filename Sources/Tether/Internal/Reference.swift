@@ -61,7 +61,7 @@ final class Reference<Value: Sendable>: MutableReference {
 
   // Stored properties are laid out in declaration order: the one-byte ones follow `state` and
   // `snapshot` follows `key`, filling the padding after them (and `State.observable` sits by
-  // `isLoading`). An `Int` reference is 312 bytes, not 328: one malloc size class smaller.
+  // `isLoading`). An `Int` reference is 280 bytes, not 296: one malloc size class smaller.
   @usableFromInline let state: Lock<State>
   /// Set (inside the lock, right after `State.observable`) by the first read of a word-sized
   /// value. From then on every change notifies Observation, so reads need no lock to mark it.
@@ -87,6 +87,9 @@ final class Reference<Value: Sendable>: MutableReference {
   /// here (under `state`'s lock, cleared before unlocking), so a thread that reads its own id
   /// holds the lock: its body is touching the value it is mutating.
   @usableFromInline let owner = Atomic<UInt>(0)
+  /// What only some references need (see `ReferenceExtras`); `nil` for an in-memory value
+  /// made outside a test that records issues.
+  private let extras: ReferenceExtras?
   /// The value declared by whoever created the reference; restored on "initial value".
   let initialValue: Value
   /// The key, stored once (a key is usually larger than an existential's inline buffer, so
@@ -104,10 +107,6 @@ final class Reference<Value: Sendable>: MutableReference {
   /// `observation`): a reference nobody reads never pays for a registrar's two allocations.
   /// Retained here and released in `deinit`; set once, never replaced.
   @usableFromInline let observers = Atomic<Unmanaged<Observers>?>(nil)
-  /// The recorder of the task that created the reference (reports come from anywhere).
-  private let recorder: IssueReporting.Recorder?
-  /// Removes the registry entry when the reference goes away (the argument is its identity).
-  private let unregister: (@Sendable (ObjectIdentifier) -> Void)?
 
   init(
     initialValue: Value, key: (any SharedReaderKey<Value>)?, livesInReference: Bool,
@@ -125,8 +124,7 @@ final class Reference<Value: Sendable>: MutableReference {
     self.savesToKey = !self.livesInReference && writer != nil
     self.updatesInPlace = self.livesInReference || writer == nil
     self.isEqual = runtimeEquality(Value.self)
-    self.recorder = IssueReporting.recorder
-    self.unregister = unregister
+    self.extras = ReferenceExtras.make(recorder: IssueReporting.recorder, unregister: unregister)
   }
 
   deinit {
@@ -136,7 +134,7 @@ final class Reference<Value: Sendable>: MutableReference {
       return state.subscription
     }
     subscription?.cancel()
-    unregister?(ObjectIdentifier(self))
+    extras?.unregister?(ObjectIdentifier(self))
     observers.load(ordering: .acquiring)?.release()
   }
 
@@ -150,7 +148,7 @@ final class Reference<Value: Sendable>: MutableReference {
 
   /// The issue observer of the task that created the reference, naming its key.
   var issueObserver: IssueReporting.Observer {
-    IssueReporting.Observer(recorder: recorder, keyValue: reader)
+    IssueReporting.Observer(recorder: extras?.recorder, keyValue: reader)
   }
 
   var root: AnyObject { self }
@@ -797,6 +795,32 @@ final class Reference<Value: Sendable>: MutableReference {
     }
     notifyObservation(ObservedProperties.loadError)
     if loadingEnded { notifyObservation(ObservedProperties.isLoading) }
+  }
+}
+
+/// The parts of a reference that an in-memory value made outside a test that records issues
+/// does not have, kept out of line: such a reference is 32 bytes (one malloc size class)
+/// smaller, and any other costs one small allocation more.
+final class ReferenceExtras: Sendable {
+  /// The recorder of the task that created the reference (reports come from anywhere).
+  let recorder: IssueReporting.Recorder?
+  /// Removes the registry entry when the reference goes away (the argument is its identity).
+  let unregister: (@Sendable (ObjectIdentifier) -> Void)?
+
+  private init(
+    recorder: IssueReporting.Recorder?, unregister: (@Sendable (ObjectIdentifier) -> Void)?
+  ) {
+    self.recorder = recorder
+    self.unregister = unregister
+  }
+
+  /// The extras, or `nil` if there are none. (Not a failable `init`: a class's allocates the
+  /// object before it can fail.)
+  static func make(
+    recorder: IssueReporting.Recorder?, unregister: (@Sendable (ObjectIdentifier) -> Void)?
+  ) -> ReferenceExtras? {
+    guard recorder != nil || unregister != nil else { return nil }
+    return ReferenceExtras(recorder: recorder, unregister: unregister)
   }
 }
 
