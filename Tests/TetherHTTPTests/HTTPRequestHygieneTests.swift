@@ -57,7 +57,8 @@ import TetherRemoteConfig
       at: "/config.json")
     let source = HTTPConfigSource(
       url: origin.url(for: "/config.json"), headers: ["X-API-Key": "secret-key-123"])
-    _ = try? await source.fetch(ConfigFetchRequest(previousVersion: nil, timeout: 10))
+    // 30 s: a full parallel run has stalled every test for up to 13 s at its start.
+    _ = try? await source.fetch(ConfigFetchRequest(previousVersion: nil, timeout: 30))
     let first = try #require(origin.requests(at: "/config.json").first)
     #expect(first.header("X-API-Key") == "secret-key-123", "the origin itself gets the key")
     let redirected = try #require(

@@ -11,8 +11,10 @@ import Tether
 /// here that URLSession on Linux turns into a process trap (trailers, a connection closed
 /// before any answer) must be an ordinary response or a typed `HTTPError`.
 @Suite struct SocketTransportTests {
+  /// 30 s by default: a full parallel run has stalled every test for up to 13 s at its start,
+  /// and a request that waited through that must not be failed for it.
   private func client(
-    _ server: TestHTTPServer, timeout: Duration = .seconds(10), limit: Int = 8 << 20
+    _ server: TestHTTPServer, timeout: Duration = .seconds(30), limit: Int = 8 << 20
   ) -> HTTPClient {
     HTTPClient(
       baseURL: server.baseURL, timeout: timeout, maximumResponseSize: limit, retryPolicy: .none,
