@@ -68,7 +68,9 @@ struct EtcdVersionsTests {
     }
     $value.withLock { $0 = 3 }
     for follower in followers { try await etcd.restart(member: follower) }
-    try await waitUntil("the newest value written", timeout: .seconds(30)) {
+    // 60 s: an offline write waits out its request timeout, then its back-off (up to 5 s),
+    // and the thread sanitizer slows each step several times over (30 s was once too short).
+    try await waitUntil("the newest value written", timeout: .seconds(60)) {
       await etcd.stored(key) == "3"
     }
     // Settled: another machine loads 3, and this holder never went back to 2 nor reported
