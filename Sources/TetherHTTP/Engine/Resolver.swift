@@ -46,8 +46,9 @@ final class Resolver: Sendable {
   ) {
     let name =
       host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
-    if let literal = Self.literal(name, port: port) {
-      completion(.success([literal]))
+    // A numeric host is converted without any lookup (`AI_NUMERICHOST`), so it never blocks.
+    if case .success(let addresses) = Self.lookUp(name, port: port, numericOnly: true) {
+      completion(.success(addresses))
       return
     }
     let mustStart = started.withLock { started -> Bool in
@@ -74,10 +75,14 @@ final class Resolver: Sendable {
     }
   }
 
-  private static func lookUp(_ host: String, port: Int) -> Result<[SocketAddress], HTTPError> {
+  /// `host`'s addresses; with `numericOnly`, only an IPv4 or IPv6 literal converts (no DNS).
+  private static func lookUp(
+    _ host: String, port: Int, numericOnly: Bool = false
+  ) -> Result<[SocketAddress], HTTPError> {
     var hints = addrinfo()
     hints.ai_family = AF_UNSPEC
     hints.ai_socktype = socketStreamType
+    hints.ai_flags = numericOnly ? AI_NUMERICHOST | AI_NUMERICSERV : 0
     var list: UnsafeMutablePointer<addrinfo>?
     guard getaddrinfo(host, String(port), &hints, &list) == 0, let list else {
       return .failure(.unreachable(url: host, reason: "host not found"))
@@ -96,29 +101,6 @@ final class Resolver: Sendable {
       return .failure(.unreachable(url: host, reason: "host not found"))
     }
     return .success(addresses)
-  }
-
-  /// `host` as an address when it is an IPv4 or IPv6 literal.
-  static func literal(_ host: String, port: Int) -> SocketAddress? {
-    var v4 = sockaddr_in()
-    if inet_pton(AF_INET, host, &v4.sin_addr) == 1 {
-      v4.sin_family = sa_family_t(AF_INET)
-      v4.sin_port = in_port_t(UInt16(truncatingIfNeeded: port)).bigEndian
-      #if canImport(Darwin)
-      v4.sin_len = UInt8(MemoryLayout<sockaddr_in>.size)
-      #endif
-      return SocketAddress(family: AF_INET, bytes: withUnsafeBytes(of: v4) { Array($0) })
-    }
-    var v6 = sockaddr_in6()
-    if inet_pton(AF_INET6, host, &v6.sin6_addr) == 1 {
-      v6.sin6_family = sa_family_t(AF_INET6)
-      v6.sin6_port = in_port_t(UInt16(truncatingIfNeeded: port)).bigEndian
-      #if canImport(Darwin)
-      v6.sin6_len = UInt8(MemoryLayout<sockaddr_in6>.size)
-      #endif
-      return SocketAddress(family: AF_INET6, bytes: withUnsafeBytes(of: v6) { Array($0) })
-    }
-    return nil
   }
 }
 

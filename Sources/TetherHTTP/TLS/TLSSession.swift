@@ -162,17 +162,13 @@ final class TLSSession {
   func handshake() -> HandshakeResult {
     guard let ssl else { return .failed(.handshakeFailed("the session is closed")) }
     if isHandshakeDone { return .done }
-    library.errorClear()
-    errno = 0
-    let result = SIGPIPEGuard.run { library.connect(ssl) }
-    if result == 1 {
+    switch call(ssl, { library.connect($0) }) {
+    case .done:
       isHandshakeDone = true
       return .done
-    }
-    switch library.getError(ssl, result) {
-    case OpenSSLLibrary.sslErrorWantRead: return .wantRead
-    case OpenSSLLibrary.sslErrorWantWrite: return .wantWrite
-    case let code:
+    case .wantRead: return .wantRead
+    case .wantWrite: return .wantWrite
+    case .failed(let code):
       let failure = handshakeFailure(code: code)
       free()
       return .failed(failure)
@@ -183,17 +179,12 @@ final class TLSSession {
   func read(into buffer: UnsafeMutableRawBufferPointer) -> ReadResult {
     guard let ssl else { return .failed(.connectionFailed("the session is closed")) }
     guard !buffer.isEmpty else { return .bytes(0) }
-    library.errorClear()
-    errno = 0
-    let count = SIGPIPEGuard.run {
-      library.read(ssl, buffer.baseAddress, Int32(clamping: buffer.count))
-    }
-    if count > 0 { return .bytes(Int(count)) }
-    switch library.getError(ssl, count) {
-    case OpenSSLLibrary.sslErrorWantRead: return .wantRead
-    case OpenSSLLibrary.sslErrorWantWrite: return .wantWrite
-    case OpenSSLLibrary.sslErrorZeroReturn: return .closed
-    case let code:
+    switch call(ssl, { library.read($0, buffer.baseAddress, Int32(clamping: buffer.count)) }) {
+    case .done(let count): return .bytes(Int(count))
+    case .wantRead: return .wantRead
+    case .wantWrite: return .wantWrite
+    case .failed(OpenSSLLibrary.sslErrorZeroReturn): return .closed
+    case .failed(let code):
       let failure = connectionFailure(code: code)
       free()
       return .failed(failure)
@@ -205,19 +196,39 @@ final class TLSSession {
     guard let ssl else { return .failed(.connectionFailed("the session is closed")) }
     // SSL_write's behaviour with zero bytes is undefined.
     guard !bytes.isEmpty else { return .wrote(0) }
-    library.errorClear()
-    errno = 0
-    let count = SIGPIPEGuard.run {
-      library.write(ssl, bytes.baseAddress, Int32(clamping: bytes.count))
-    }
-    if count > 0 { return .wrote(Int(count)) }
-    switch library.getError(ssl, count) {
-    case OpenSSLLibrary.sslErrorWantRead: return .wantRead
-    case OpenSSLLibrary.sslErrorWantWrite: return .wantWrite
-    case let code:
+    switch call(ssl, { library.write($0, bytes.baseAddress, Int32(clamping: bytes.count)) }) {
+    case .done(let count): return .wrote(Int(count))
+    case .wantRead: return .wantRead
+    case .wantWrite: return .wantWrite
+    case .failed(let code):
       let failure = connectionFailure(code: code)
       free()
       return .failed(failure)
+    }
+  }
+
+  /// What one OpenSSL call on the session came to.
+  private enum CallOutcome {
+    /// The call returned this positive result.
+    case done(Int32)
+    case wantRead
+    case wantWrite
+    /// Any other `SSL_get_error` code (`SSL_ERROR_ZERO_RETURN` included).
+    case failed(Int32)
+  }
+
+  /// Runs one `SSL_connect`, `SSL_read` or `SSL_write` the way OpenSSL asks: the thread's
+  /// error queue emptied and `errno` reset first (`SSL_get_error` reads both), `SIGPIPE`
+  /// masked, and a result that is not positive classified by `SSL_get_error`.
+  private func call(_ ssl: OpaquePointer, _ body: (OpaquePointer) -> Int32) -> CallOutcome {
+    library.errorClear()
+    errno = 0
+    let result = SIGPIPEGuard.run { body(ssl) }
+    if result > 0 { return .done(result) }
+    switch library.getError(ssl, result) {
+    case OpenSSLLibrary.sslErrorWantRead: return .wantRead
+    case OpenSSLLibrary.sslErrorWantWrite: return .wantWrite
+    case let code: return .failed(code)
     }
   }
 
