@@ -1,13 +1,62 @@
 import Streams
 import Synchronization
 
+/// A reference whose value comes from a parent's: everything but the value (the root, the
+/// load state, loading, announcements) is the parent's.
+protocol DerivedReference: ReaderReference {
+  associatedtype Parent: Sendable
+  var parent: any ReaderReference<Parent> { get }
+}
+
+extension DerivedReference {
+  var root: AnyObject { parent.root }
+  var isLoading: Bool { parent.isLoading }
+  var loadError: (any Error)? { parent.loadError }
+
+  func load() async throws { try await parent.load() }
+  func announceValueChange() { parent.announceValueChange() }
+  func announceLoadError() { parent.announceLoadError() }
+
+  /// Listens to the parent's values through `derive`. When `Value` is equatable at run time,
+  /// a derived value equal to the one before it is skipped: the parent changed, but maybe not
+  /// the part this reference shows.
+  func addListener(
+    deriving derive: @escaping @Sendable (Parent) -> Value,
+    _ receive: @escaping @Sendable (Value) -> Void
+  ) -> ListenerToken {
+    guard let isEqual = runtimeEquality(Value.self) else {
+      return parent.addListener { receive(derive($0)) }
+    }
+    let last = Lock<Value?>(nil)
+    return parent.addListener { parentValue in
+      let derived = derive(parentValue)
+      let repeated = last.withLock { last -> Bool in
+        defer { last = derived }
+        return last.map { isEqual.isEqual($0, derived) } ?? false
+      }
+      if !repeated { receive(derived) }
+    }
+  }
+}
+
+/// A derived reference that can also be written: its saves are the parent's, and a read-only
+/// parent (`mutableParent == nil`) has no save state and saves nothing.
+protocol MutableDerivedReference: DerivedReference, MutableReference {
+  var mutableParent: (any MutableReference<Parent>)? { get }
+}
+
+extension MutableDerivedReference {
+  var saveError: (any Error)? { mutableParent?.saveError }
+  func save() async throws { try await mutableParent?.save() }
+}
+
 /// A member of a parent's value, read and written through the parent's lock and storage.
 ///
 /// `$settings.theme` is one of these: `withLock` locks the root reference, mutates the
 /// member in place, and the root notifies and saves the whole value.
-final class KeyPathReference<Parent: Sendable, Value: Sendable>: MutableReference {
-  private let parent: any ReaderReference<Parent>
-  private let mutableParent: (any MutableReference<Parent>)?
+final class KeyPathReference<Parent: Sendable, Value: Sendable>: MutableDerivedReference {
+  let parent: any ReaderReference<Parent>
+  let mutableParent: (any MutableReference<Parent>)?
   private let path: SendableKeyPath<Parent, Value>
   private var keyPath: KeyPath<Parent, Value> { path.keyPath }
 
@@ -23,17 +72,7 @@ final class KeyPathReference<Parent: Sendable, Value: Sendable>: MutableReferenc
     self.path = SendableKeyPath(keyPath: keyPath)
   }
 
-  var root: AnyObject { parent.root }
   var value: Value { parent.value[keyPath: keyPath] }
-  var isLoading: Bool { parent.isLoading }
-  var loadError: (any Error)? { parent.loadError }
-  var saveError: (any Error)? { mutableParent?.saveError }
-
-  func load() async throws { try await parent.load() }
-  func save() async throws { try await mutableParent?.save() }
-  func announceValueChange() { parent.announceValueChange() }
-  func announceLoadError() { parent.announceLoadError() }
-
   func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
     guard let mutableParent, let writable = keyPath as? WritableKeyPath<Parent, Value> else {
       preconditionFailure("a read-only member cannot be mutated")  // unreachable: no API
@@ -53,19 +92,7 @@ final class KeyPathReference<Parent: Sendable, Value: Sendable>: MutableReferenc
 
   func addListener(_ receive: @escaping @Sendable (Value) -> Void) -> ListenerToken {
     let path = path
-    guard let isEqual = runtimeEquality(Value.self) else {
-      return parent.addListener { receive($0[keyPath: path.keyPath]) }
-    }
-    // The parent changed, but maybe not this member: skip what would be a repeat.
-    let last = Lock<Value?>(nil)
-    return parent.addListener { parentValue in
-      let member = parentValue[keyPath: path.keyPath]
-      let repeated = last.withLock { last -> Bool in
-        defer { last = member }
-        return last.map { isEqual.isEqual($0, member) } ?? false
-      }
-      if !repeated { receive(member) }
-    }
+    return addListener(deriving: { $0[keyPath: path.keyPath] }, receive)
   }
 }
 
@@ -73,9 +100,9 @@ final class KeyPathReference<Parent: Sendable, Value: Sendable>: MutableReferenc
 ///
 /// While the parent is non-`nil` it reads and writes through it. If the parent becomes `nil`,
 /// reads return the last non-`nil` value and writes change only that copy.
-final class UnwrappedReference<Value: Sendable>: MutableReference {
-  private let parent: any ReaderReference<Value?>
-  private let mutableParent: (any MutableReference<Value?>)?
+final class UnwrappedReference<Value: Sendable>: MutableDerivedReference {
+  let parent: any ReaderReference<Value?>
+  let mutableParent: (any MutableReference<Value?>)?
   private let lastValue: Lock<Value>
 
   init(readOnly parent: any ReaderReference<Value?>, initial: Value) {
@@ -90,8 +117,6 @@ final class UnwrappedReference<Value: Sendable>: MutableReference {
     self.lastValue = Lock(initial)
   }
 
-  var root: AnyObject { parent.root }
-
   var value: Value {
     if let value = parent.value {
       lastValue.withLock { $0 = value }
@@ -99,15 +124,6 @@ final class UnwrappedReference<Value: Sendable>: MutableReference {
     }
     return lastValue.withLock { $0 }
   }
-
-  var isLoading: Bool { parent.isLoading }
-  var loadError: (any Error)? { parent.loadError }
-  var saveError: (any Error)? { mutableParent?.saveError }
-
-  func load() async throws { try await parent.load() }
-  func save() async throws { try await mutableParent?.save() }
-  func announceValueChange() { parent.announceValueChange() }
-  func announceLoadError() { parent.announceLoadError() }
 
   func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
     guard let mutableParent else { preconditionFailure("a read-only value cannot be mutated") }
@@ -152,8 +168,8 @@ final class UnwrappedReference<Value: Sendable>: MutableReference {
 }
 
 /// A read-only value computed from a parent's, from `read { }`.
-final class ComputedReference<Parent: Sendable, Value: Sendable>: ReaderReference {
-  private let parent: any ReaderReference<Parent>
+final class ComputedReference<Parent: Sendable, Value: Sendable>: DerivedReference {
+  let parent: any ReaderReference<Parent>
   private let transform: @Sendable (Parent) -> Value
 
   init(_ parent: any ReaderReference<Parent>, transform: @escaping @Sendable (Parent) -> Value) {
@@ -161,29 +177,9 @@ final class ComputedReference<Parent: Sendable, Value: Sendable>: ReaderReferenc
     self.transform = transform
   }
 
-  var root: AnyObject { parent.root }
   var value: Value { transform(parent.value) }
-  var isLoading: Bool { parent.isLoading }
-  var loadError: (any Error)? { parent.loadError }
-
-  func load() async throws { try await parent.load() }
-  func announceValueChange() { parent.announceValueChange() }
-  func announceLoadError() { parent.announceLoadError() }
 
   func addListener(_ receive: @escaping @Sendable (Value) -> Void) -> ListenerToken {
-    let transform = transform
-    guard let isEqual = runtimeEquality(Value.self) else {
-      return parent.addListener { receive(transform($0)) }
-    }
-    // The parent changed, but maybe not the result: skip what would be a repeat.
-    let last = Lock<Value?>(nil)
-    return parent.addListener { parentValue in
-      let result = transform(parentValue)
-      let repeated = last.withLock { last -> Bool in
-        defer { last = result }
-        return last.map { isEqual.isEqual($0, result) } ?? false
-      }
-      if !repeated { receive(result) }
-    }
+    addListener(deriving: transform, receive)
   }
 }
