@@ -141,25 +141,17 @@ final class SocketEngine: Transport {
     let pool = destination.pool
     let deadline = Monotonic.deadline(after: timeout)
     let id = BufferedExchange.nextID()
-    do {
-      return try await withTaskCancellationHandler {
-        try await withCheckedThrowingContinuation { continuation in
-          // The destination's route, not the pool's: the same pool serves every spelling of
-          // an origin, and each request names its host as its URL does.
-          let exchange = BufferedExchange(
-            id: id, request: request, route: destination.route, limit: limit,
-            deadline: deadline, timeout: timeout, continuation: continuation)
-          pool.enqueue(exchange)
-          // A cancellation that came before the exchange was queued abandoned nothing.
-          if Task.isCancelled { pool.abandon(id, .cancelled) }
-        }
-      } onCancel: {
-        pool.abandon(id, .cancelled)
-      }
-    } catch let error as HTTPError {
-      throw error
-    } catch {
-      throw .cancelled
+    return try await waitForTransfer { continuation in
+      // The destination's route, not the pool's: the same pool serves every spelling of an
+      // origin, and each request names its host as its URL does.
+      let exchange = BufferedExchange(
+        id: id, request: request, route: destination.route, limit: limit,
+        deadline: deadline, timeout: timeout, continuation: continuation)
+      pool.enqueue(exchange)
+      // A cancellation that came before the exchange was queued abandoned nothing.
+      if Task.isCancelled { pool.abandon(id, .cancelled) }
+    } onCancel: {
+      pool.abandon(id, .cancelled)
     }
   }
 
@@ -169,13 +161,7 @@ final class SocketEngine: Transport {
     let exchange = StreamExchange(
       loop: group.nextLoop(), request: request, route: try route(for: request.url),
       headTimeout: headTimeout, idleTimeout: idleTimeout)
-    do {
-      let (head, body) = try await exchange.start(highWater: highWater)
-      return StreamedResponse(status: head.status, headers: head.headers, body: body)
-    } catch let error as HTTPError {
-      throw error
-    } catch {
-      throw .cancelled
-    }
+    let (head, body) = try await exchange.start(highWater: highWater)
+    return StreamedResponse(status: head.status, headers: head.headers, body: body)
   }
 }

@@ -52,26 +52,23 @@ final class StreamExchange: HTTP1ConnectionOwner, ExchangeSink, @unchecked Senda
   /// Connects, sends the request and waits for the head; the body then arrives through the
   /// returned ``StreamBody``.
   ///
-  /// - Throws: ``HTTPError`` when no head arrives in time, or `CancellationError`.
-  func start(highWater: Int) async throws -> (Head, StreamBody) {
+  /// - Throws: ``HTTPError`` when no head arrives in time, or `.cancelled`.
+  func start(highWater: Int) async throws(HTTPError) -> (Head, StreamBody) {
     let body = StreamBody(
       highWater: highWater,
       resume: { [self] in loop.execute { self.consumerResumed() } },
       cancel: { [self] in loop.execute { self.end(.cancelled) } })
-    let head = try await withTaskCancellationHandler {
-      try await withCheckedThrowingContinuation {
-        (continuation: CheckedContinuation<Head, any Error>) in
-        loop.execute { [self] in
-          self.body = body
-          headContinuation = continuation
-          headTimer = loop.schedule(at: Monotonic.deadline(after: headTimeout)) { [weak self] in
-            guard let self else { return }
-            self.end(.timedOut(url: self.url, after: self.headTimeout))
-          }
-          let connection = HTTP1Connection(id: 0, loop: loop, route: route, owner: self)
-          self.connection = connection
-          connection.connect(timeout: headTimeout)
+    let head = try await waitForTransfer { (continuation: CheckedContinuation<Head, any Error>) in
+      loop.execute { [self] in
+        self.body = body
+        headContinuation = continuation
+        headTimer = loop.schedule(at: Monotonic.deadline(after: headTimeout)) { [weak self] in
+          guard let self else { return }
+          self.end(.timedOut(url: self.url, after: self.headTimeout))
         }
+        let connection = HTTP1Connection(id: 0, loop: loop, route: route, owner: self)
+        self.connection = connection
+        connection.connect(timeout: headTimeout)
       }
     } onCancel: {
       loop.execute { [self] in end(.cancelled) }

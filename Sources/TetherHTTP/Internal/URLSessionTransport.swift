@@ -95,38 +95,30 @@ final class URLSessionTransport: NSObject, URLSessionDataDelegate, Transport, @u
     let taskBox = Lock<URLSessionDataTask?>(nil)
     let url = request.url
     let urlRequest = Self.urlRequest(for: request, idleTimeout: timeout)
-    do {
-      return try await withTaskCancellationHandler {
-        try await withCheckedThrowingContinuation { continuation in
-          let task = session.dataTask(with: urlRequest)
-          let id = task.taskIdentifier
-          transfers.withLock {
-            $0[id] = Transfer(sink: .buffer(continuation), limit: limit, url: url)
-          }
-          taskBox.withLock { $0 = task }
-          // A timer, not a wait: nothing blocks while it is pending.
-          DispatchQueue.global().asyncAfter(deadline: .now() + min(timeout, 1e9)) {
-            [weak self, weak task] in
-            self?.finish(
-              id, .failure(HTTPError.timedOut(url: HTTPError.redacted(url), after: timeout)))
-            task?.cancel()
-          }
-          task.resume()
-          if Task.isCancelled {
-            finish(id, .failure(CancellationError()))
-            task.cancel()
-          }
-        }
-      } onCancel: {
-        if let task = taskBox.withLock({ $0 }) {
-          finish(task.taskIdentifier, .failure(CancellationError()))
-          task.cancel()
-        }
+    return try await waitForTransfer { continuation in
+      let task = session.dataTask(with: urlRequest)
+      let id = task.taskIdentifier
+      transfers.withLock {
+        $0[id] = Transfer(sink: .buffer(continuation), limit: limit, url: url)
       }
-    } catch let error as HTTPError {
-      throw error
-    } catch {
-      throw .cancelled
+      taskBox.withLock { $0 = task }
+      // A timer, not a wait: nothing blocks while it is pending.
+      DispatchQueue.global().asyncAfter(deadline: .now() + min(timeout, 1e9)) {
+        [weak self, weak task] in
+        self?.finish(
+          id, .failure(HTTPError.timedOut(url: HTTPError.redacted(url), after: timeout)))
+        task?.cancel()
+      }
+      task.resume()
+      if Task.isCancelled {
+        finish(id, .failure(CancellationError()))
+        task.cancel()
+      }
+    } onCancel: {
+      if let task = taskBox.withLock({ $0 }) {
+        finish(task.taskIdentifier, .failure(CancellationError()))
+        task.cancel()
+      }
     }
   }
 
@@ -161,27 +153,19 @@ final class URLSessionTransport: NSObject, URLSessionDataDelegate, Transport, @u
     transfers.withLock {
       $0[id] = Transfer(sink: .stream(handler), limit: Int.max, url: request.url)
     }
-    do {
-      let (status, headers) = try await withTaskCancellationHandler {
-        try await withCheckedThrowingContinuation { continuation in
-          head.withLock { $0 = continuation }
-          task.resume()
-          DispatchQueue.global().asyncAfter(deadline: .now() + min(headTimeout, 1e9)) {
-            guard let waiting = head.withLock({ $0.take() }) else { return }
-            waiting.resume(throwing: HTTPError.timedOut(url: url, after: headTimeout))
-            body.consumerGone()
-          }
-        }
-      } onCancel: {
-        head.withLock { $0.take() }?.resume(throwing: HTTPError.cancelled)
+    let (status, headers) = try await waitForTransfer { continuation in
+      head.withLock { $0 = continuation }
+      task.resume()
+      DispatchQueue.global().asyncAfter(deadline: .now() + min(headTimeout, 1e9)) {
+        guard let waiting = head.withLock({ $0.take() }) else { return }
+        waiting.resume(throwing: HTTPError.timedOut(url: url, after: headTimeout))
         body.consumerGone()
       }
-      return StreamedResponse(status: status, headers: headers, body: body)
-    } catch let error as HTTPError {
-      throw error
-    } catch {
-      throw .cancelled
+    } onCancel: {
+      head.withLock { $0.take() }?.resume(throwing: HTTPError.cancelled)
+      body.consumerGone()
     }
+    return StreamedResponse(status: status, headers: headers, body: body)
   }
 
   // MARK: - Ending a transfer
