@@ -14,7 +14,8 @@ struct VersionedSaveTests {
     @Shared(RevisionStoreKey(store: store, name: #function)) var value = 0
     #expect(value == 41)
     $value.withLock { $0 += 1 }
-    #expect(store.contexts == [SaveContext(.didSet, version: SharedVersion(1))])
+    #expect(store.contexts.map(\.reason) == [.didSet])
+    #expect(store.contexts.map(\.version) == [SharedVersion(1)])
     #expect(store.text == "42")
     #expect($value.saveError == nil)
   }
@@ -70,5 +71,16 @@ struct VersionedSaveTests {
     if case .userInitiated = context { Issue.record("matched .userInitiated") }
     #expect(context.reason == .didSet)
     #expect(SaveContext.userInitiated.version == nil)
+  }
+
+  /// A key written for swift-sharing compares with `==`: a context carrying a version must
+  /// still equal its reason, or `context == .userInitiated` silently stops matching.
+  @Test func aSaveContextEqualsItsReasonWhateverItsVersion() {
+    let versioned = SaveContext(.userInitiated, version: SharedVersion(7))
+    #expect(versioned == .userInitiated)
+    #expect(versioned != .didSet)
+    #expect(
+      Set([versioned, .userInitiated, SaveContext(.didSet, version: SharedVersion(1))]).count == 2)
+    #expect(versioned.version == SharedVersion(7))
   }
 }
