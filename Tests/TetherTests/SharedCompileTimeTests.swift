@@ -23,9 +23,9 @@ import Testing
   /// Type-checks `source` (with `extraFiles`) against the built `Tether`, as a separate
   /// module would; returns whether it compiled and the compiler's diagnostics.
   ///
-  /// The compiler runs for seconds; waiting for it happens on a Dispatch thread, never on a
-  /// Swift-concurrency thread (two of them on a two-core machine: blocking one stalls half of
-  /// the parallel test run).
+  /// The compiler runs for seconds; waiting for it happens on a thread of its own. Not on a
+  /// Swift-concurrency thread, nor on `DispatchQueue.global()`: on Linux those are the same
+  /// threads (two on a two-core machine), and blocking one stalls half of the parallel run.
   func typeCheck(
     _ source: String, with extraFiles: [URL] = []
   ) async throws -> (compiled: Bool, diagnostics: String) {
@@ -37,15 +37,11 @@ import Testing
       let arguments =
         ["-typecheck", "-swift-version", "6", "-I", modules.path, file.path]
         + extraFiles.map(\.path)
-      return try await withCheckedThrowingContinuation { continuation in
-        DispatchQueue.global().async {
-          continuation.resume(with: Result { try Self.run(swiftc, arguments) })
-        }
-      }
+      return try await onDedicatedThread { Result { try Self.run(swiftc, arguments) } }.get()
     }
   }
 
-  /// Runs `executable` to its end on the calling (Dispatch) thread.
+  /// Runs `executable` to its end on the calling (dedicated) thread.
   private static func run(
     _ executable: URL, _ arguments: [String]
   ) throws -> (compiled: Bool, diagnostics: String) {
