@@ -1,9 +1,8 @@
 /// The stage behind ``Publishers/ElementOperator`` (`map`, `compactMap`, `filter`,
-/// `removeDuplicates`, `dropFirst`, `scan`, `mapError` and `setFailureType`): the operators
-/// that turn each element into zero or one element and can neither fail nor end the stream
-/// themselves. (``TryStage`` is its
-/// counterpart for closures that may throw; ``FinishingStage`` for operators that end the
-/// stream early.)
+/// `removeDuplicates`, `dropFirst`, `scan`, `mapError`, `setFailureType` and
+/// `measureInterval`): the operators that turn each element into zero or one element and can
+/// neither fail nor end the stream themselves. (``TryStage`` is its counterpart for closures
+/// that may throw; ``FinishingStage`` for operators that end the stream early.)
 ///
 /// It takes no lock and allocates nothing per value: it hands the upstream subscription
 /// straight to the downstream subscriber, and a dropped element is replaced by asking upstream
@@ -34,6 +33,7 @@ where Step.Output == Downstream.Input, Step.Failure == Downstream.Failure {
   }
 
   @inlinable func receive(subscription: any Subscription) {
+    step.start()
     downstream.receive(subscription: subscription)
   }
 
@@ -66,6 +66,14 @@ public protocol ElementStep {
   associatedtype Failure: Error
   /// The element to publish for `input`, or `nil` to drop it.
   mutating func next(_ input: Upstream.Output) -> Output?
+  /// Called when the upstream subscription arrives, before any element (`measureInterval`
+  /// starts its clock here). The default does nothing.
+  mutating func start()
+}
+
+extension ElementStep {
+  /// Does nothing: most steps need no start.
+  @inlinable public mutating func start() {}
 }
 
 /// The step of `compactMap`: the non-`nil` results of a closure.

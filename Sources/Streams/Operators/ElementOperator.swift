@@ -2,8 +2,8 @@ extension Publishers {
   /// A publisher that turns each upstream element into zero or one element with a `Step`, and
   /// can neither fail nor end the stream itself: the one type behind ``Publishers/Map``,
   /// ``Publishers/CompactMap``, ``Publishers/Filter``, ``Publishers/RemoveDuplicates``,
-  /// ``Publishers/Drop``, ``Publishers/Scan``, ``Publishers/MapError`` and
-  /// ``Publishers/SetFailureType``.
+  /// ``Publishers/Drop``, ``Publishers/Scan``, ``Publishers/MapError``,
+  /// ``Publishers/SetFailureType`` and ``Publishers/MeasureInterval``.
   ///
   /// It takes no lock and allocates nothing per value: it hands the upstream subscription
   /// straight to the downstream subscriber, and a dropped element is replaced by asking
