@@ -1,8 +1,8 @@
-/// The stage behind `map`, `compactMap`, `filter`, `removeDuplicates`, `dropFirst`, `scan`,
-/// `mapError` and `setFailureType`: the operators that turn each element into zero or one
-/// element and can neither fail nor end the stream themselves. (``TryStage`` is its
-/// counterpart for closures that may throw; ``FinishingStage`` for operators that end the
-/// stream early.)
+/// The stage behind ``Publishers/ElementOperator`` (`map`, `compactMap`, `filter`,
+/// `removeDuplicates`, `dropFirst`, `scan`, `mapError`, `setFailureType` and
+/// `measureInterval`): the operators that turn each element into zero or one element and can
+/// neither fail nor end the stream themselves. (``TryStage`` is its counterpart for closures
+/// that may throw; ``FinishingStage`` for operators that end the stream early.)
 ///
 /// It takes no lock and allocates nothing per value: it hands the upstream subscription
 /// straight to the downstream subscriber, and a dropped element is replaced by asking upstream
@@ -11,9 +11,10 @@
 /// the state of `removeDuplicates`, `dropFirst` and `scan` lives in the stage (no closure
 /// context or box to allocate per subscription).
 @usableFromInline
-final class ElementStage<Step: ElementStep, Failure: Error, Downstream: Subscriber>: Subscriber
-where Step.Output == Downstream.Input {
-  @usableFromInline typealias Input = Step.Input
+final class ElementStage<Step: ElementStep, Downstream: Subscriber>: Subscriber
+where Step.Output == Downstream.Input, Step.Failure == Downstream.Failure {
+  @usableFromInline typealias Input = Step.Upstream.Output
+  @usableFromInline typealias Failure = Step.Upstream.Failure
 
   @usableFromInline let downstream: Downstream
   /// Returns the element to publish, or `nil` to drop this one. Only used in `receive(_:)`,
@@ -32,6 +33,7 @@ where Step.Output == Downstream.Input {
   }
 
   @inlinable func receive(subscription: any Subscription) {
+    step.start()
     downstream.receive(subscription: subscription)
   }
 
@@ -48,76 +50,102 @@ where Step.Output == Downstream.Input {
   }
 }
 
-extension ElementStage where Failure == Downstream.Failure {
-  /// A stage that passes the upstream's failure through unchanged.
-  @inlinable convenience init(downstream: Downstream, step: Step) {
-    self.init(downstream: downstream, convert: { $0 }, step: step)
-  }
-
-  /// A stage whose step is the closure `next` (`compactMap`).
-  @inlinable convenience init<Input>(
-    downstream: Downstream, next: @escaping (Input) -> Downstream.Input?
-  ) where Step == ElementStepClosure<Input, Downstream.Input> {
-    self.init(downstream: downstream, step: ElementStepClosure(next))
-  }
-}
-
-/// What an ``ElementStage`` does with each element.
-@usableFromInline
-protocol ElementStep {
-  associatedtype Input
+/// What a ``Publishers/ElementOperator`` does with each element: the part in which `map`,
+/// `filter`, `dropFirst` and the other element operators differ.
+///
+/// `next(_:)` is called for one element at a time, in order, and may keep state (as
+/// `removeDuplicates` does); each subscription starts from its own copy of the step. A step
+/// names the publisher whose elements it takes, so that an operator's type (say
+/// `Publishers.Filter<Upstream>`) is spelled with its generic parameters only.
+public protocol ElementStep {
+  /// The publisher whose elements the step takes.
+  associatedtype Upstream: Publisher
+  /// The element the step publishes.
   associatedtype Output
+  /// The failure of the operator: the upstream's, or the one `mapError` converts it into.
+  associatedtype Failure: Error
   /// The element to publish for `input`, or `nil` to drop it.
-  mutating func next(_ input: Input) -> Output?
+  mutating func next(_ input: Upstream.Output) -> Output?
+  /// Called when the upstream subscription arrives, before any element (`measureInterval`
+  /// starts its clock here). The default does nothing.
+  mutating func start()
 }
 
-/// A step that is a closure returning the element to publish, or `nil`.
-@usableFromInline
-struct ElementStepClosure<Input, Output>: ElementStep {
-  @usableFromInline let body: (Input) -> Output?
+extension ElementStep {
+  /// Does nothing: most steps need no start.
+  @inlinable public mutating func start() {}
+}
 
-  @inlinable init(_ body: @escaping (Input) -> Output?) { self.body = body }
+/// The step of `compactMap`: the non-`nil` results of a closure.
+public struct ElementStepCompactMap<Upstream: Publisher, Output>: ElementStep {
+  /// The operator fails when its upstream fails.
+  public typealias Failure = Upstream.Failure
+  @usableFromInline let transform: (Upstream.Output) -> Output?
 
-  @inlinable func next(_ input: Input) -> Output? { body(input) }
+  @inlinable init(_ transform: @escaping (Upstream.Output) -> Output?) {
+    self.transform = transform
+  }
+
+  /// The element to publish for `input`, or `nil` to drop it.
+  @inlinable public func next(_ input: Upstream.Output) -> Output? { transform(input) }
 }
 
 /// The step of `map`: every element, transformed.
-@usableFromInline
-struct ElementStepMap<Input, Output>: ElementStep {
-  @usableFromInline let transform: (Input) -> Output
+public struct ElementStepMap<Upstream: Publisher, Output>: ElementStep {
+  /// The operator fails when its upstream fails.
+  public typealias Failure = Upstream.Failure
+  @usableFromInline let transform: (Upstream.Output) -> Output
 
-  @inlinable init(_ transform: @escaping (Input) -> Output) { self.transform = transform }
+  @inlinable init(_ transform: @escaping (Upstream.Output) -> Output) {
+    self.transform = transform
+  }
 
-  @inlinable func next(_ input: Input) -> Output? { transform(input) }
+  /// The element to publish for `input`, or `nil` to drop it.
+  @inlinable public func next(_ input: Upstream.Output) -> Output? { transform(input) }
 }
 
-/// The step of `filter`, and of `mapError` and `setFailureType` (which pass every element):
-/// the elements `isIncluded` accepts, unchanged.
-@usableFromInline
-struct ElementStepFilter<Input>: ElementStep {
-  /// `nil` passes every element.
-  @usableFromInline let isIncluded: ((Input) -> Bool)?
+/// The step of `filter`: the elements `isIncluded` accepts, unchanged.
+public struct ElementStepFilter<Upstream: Publisher>: ElementStep {
+  /// The step publishes its upstream's elements.
+  public typealias Output = Upstream.Output
+  /// The operator fails when its upstream fails.
+  public typealias Failure = Upstream.Failure
+  @usableFromInline let isIncluded: (Output) -> Bool
 
-  @inlinable init(_ isIncluded: ((Input) -> Bool)? = nil) { self.isIncluded = isIncluded }
+  @inlinable init(_ isIncluded: @escaping (Output) -> Bool) { self.isIncluded = isIncluded }
 
-  @inlinable func next(_ input: Input) -> Input? {
-    guard let isIncluded else { return input }
-    return isIncluded(input) ? input : nil
-  }
+  /// The element to publish for `input`, or `nil` to drop it.
+  @inlinable public func next(_ input: Output) -> Output? { isIncluded(input) ? input : nil }
+}
+
+/// The step of `mapError` and `setFailureType`: every element, unchanged, under the failure
+/// type `Failure`.
+public struct ElementStepPass<Upstream: Publisher, Failure: Error>: ElementStep {
+  /// The step publishes its upstream's elements.
+  public typealias Output = Upstream.Output
+
+  @inlinable init() {}
+
+  /// The element to publish for `input`, or `nil` to drop it.
+  @inlinable public func next(_ input: Output) -> Output? { input }
 }
 
 /// The step of `removeDuplicates`: the elements that `isDuplicate(previous, element)` does not
 /// reject, where `previous` is the last element published.
-@usableFromInline
-struct ElementStepRemoveDuplicates<Input>: ElementStep {
-  @usableFromInline let isDuplicate: (Input, Input) -> Bool
-  @usableFromInline var previous: Input?
+public struct ElementStepRemoveDuplicates<Upstream: Publisher>: ElementStep {
+  /// The step publishes its upstream's elements.
+  public typealias Output = Upstream.Output
+  /// The operator fails when its upstream fails.
+  public typealias Failure = Upstream.Failure
+  @usableFromInline let isDuplicate: (Output, Output) -> Bool
+  @usableFromInline var previous: Output?
 
-  @inlinable init(_ isDuplicate: @escaping (Input, Input) -> Bool) {
+  @inlinable init(_ isDuplicate: @escaping (Output, Output) -> Bool) {
     self.isDuplicate = isDuplicate
   }
 
-  @inlinable mutating func next(_ input: Input) -> Input? {
+  /// The element to publish for `input`, or `nil` to drop it.
+  @inlinable public mutating func next(_ input: Output) -> Output? {
     if let previous, isDuplicate(previous, input) { return nil }
     previous = input
     return input
@@ -125,13 +153,17 @@ struct ElementStepRemoveDuplicates<Input>: ElementStep {
 }
 
 /// The step of `dropFirst`: every element after the first `count`.
-@usableFromInline
-struct ElementStepDrop<Input>: ElementStep {
+public struct ElementStepDrop<Upstream: Publisher>: ElementStep {
+  /// The step publishes its upstream's elements.
+  public typealias Output = Upstream.Output
+  /// The operator fails when its upstream fails.
+  public typealias Failure = Upstream.Failure
   @usableFromInline var remaining: Int
 
   @inlinable init(count: Int) { remaining = count }
 
-  @inlinable mutating func next(_ input: Input) -> Input? {
+  /// The element to publish for `input`, or `nil` to drop it.
+  @inlinable public mutating func next(_ input: Output) -> Output? {
     guard remaining > 0 else { return input }
     remaining -= 1
     return nil
@@ -139,17 +171,19 @@ struct ElementStepDrop<Input>: ElementStep {
 }
 
 /// The step of `scan`: each element folded into the running result, which it publishes.
-@usableFromInline
-struct ElementStepScan<Input, Output>: ElementStep {
-  @usableFromInline let fold: (Output, Input) -> Output
+public struct ElementStepScan<Upstream: Publisher, Output>: ElementStep {
+  /// The operator fails when its upstream fails.
+  public typealias Failure = Upstream.Failure
+  @usableFromInline let fold: (Output, Upstream.Output) -> Output
   @usableFromInline var result: Output
 
-  @inlinable init(from result: Output, _ fold: @escaping (Output, Input) -> Output) {
+  @inlinable init(from result: Output, _ fold: @escaping (Output, Upstream.Output) -> Output) {
     self.result = result
     self.fold = fold
   }
 
-  @inlinable mutating func next(_ input: Input) -> Output? {
+  /// The element to publish for `input`, or `nil` to drop it.
+  @inlinable public mutating func next(_ input: Upstream.Output) -> Output? {
     result = fold(result, input)
     return result
   }

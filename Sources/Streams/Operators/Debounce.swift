@@ -12,44 +12,14 @@ extension Publisher {
   public func debounce<S: Scheduler>(
     for dueTime: S.SchedulerTimeType.Stride, scheduler: S, options: S.SchedulerOptions? = nil
   ) -> Publishers.Debounce<Self, S> {
-    Publishers.Debounce(upstream: self, dueTime: dueTime, scheduler: scheduler, options: options)
+    Publishers.Debounce(
+      upstream: self, scheduler: scheduler, options: options, kind: .debounce(dueTime: dueTime))
   }
 }
 
 extension Publishers {
   /// A publisher that publishes a value only after a quiet period with no other value.
-  public struct Debounce<Upstream: Publisher, Context: Scheduler>: Publisher {
-    /// The kind of values published: the upstream's.
-    public typealias Output = Upstream.Output
-    /// The kind of errors published: the upstream's.
-    public typealias Failure = Upstream.Failure
-
-    /// The publisher from which this publisher receives elements.
-    public let upstream: Upstream
-    /// The amount of time the publisher waits after a value before publishing it.
-    public let dueTime: Context.SchedulerTimeType.Stride
-    /// The scheduler on which this publisher delivers elements.
-    public let scheduler: Context
-    /// Scheduler options that customise this publisher's delivery of elements.
-    public let options: Context.SchedulerOptions?
-
-    /// Creates a publisher that debounces `upstream` by `dueTime` on `scheduler`.
-    public init(
-      upstream: Upstream, dueTime: Context.SchedulerTimeType.Stride, scheduler: Context,
-      options: Context.SchedulerOptions?
-    ) {
-      self.upstream = upstream
-      self.dueTime = dueTime
-      self.scheduler = scheduler
-      self.options = options
-    }
-
-    /// Attaches the subscriber through a subscription that debounces values.
-    public func receive<S: Subscriber>(subscriber: S)
-    where S.Input == Output, S.Failure == Failure {
-      upstream.subscribe(
-        TimedGate(
-          subscriber, gating: .debounce(dueTime: dueTime), scheduler: scheduler, options: options))
-    }
-  }
+  public typealias Debounce<Upstream: Publisher, Context: Scheduler> = SchedulingOperator<
+    Upstream, Context
+  >
 }

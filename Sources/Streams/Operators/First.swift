@@ -1,7 +1,7 @@
 extension Publisher {
   /// Publishes the first element of the stream, then finishes and cancels upstream.
   @inlinable public func first() -> Publishers.First<Self> {
-    Publishers.First(upstream: self)
+    Publishers.First(upstream: self) { _ in true }
   }
 
   /// Publishes the first element that satisfies the predicate, then finishes and cancels
@@ -16,25 +16,9 @@ extension Publisher {
 }
 
 extension Publishers {
-  /// A publisher that publishes the first element of a stream, then finishes.
-  public struct First<Upstream: Publisher>: Publisher {
-    /// First publishes its upstream's element.
-    public typealias Output = Upstream.Output
-    /// First fails when its upstream fails before its first element.
-    public typealias Failure = Upstream.Failure
-
-    /// The publisher from which this publisher receives elements.
-    public let upstream: Upstream
-
-    /// Creates a publisher that republishes the first element of `upstream`.
-    @inlinable public init(upstream: Upstream) { self.upstream = upstream }
-
-    /// Attaches the subscriber behind a stage that ends the stream after one element.
-    @inlinable @inline(__always) public func receive<S: Subscriber>(subscriber: S)
-    where S.Input == Output, S.Failure == Failure {
-      upstream.subscribe(FinishingStage(downstream: subscriber) { _ in .forwardAndFinish })
-    }
-  }
+  /// A publisher that publishes the first element of a stream, then finishes: a
+  /// ``Publishers/FirstWhere`` whose predicate accepts every element.
+  public typealias First<Upstream: Publisher> = FirstWhere<Upstream>
 
   /// A publisher that publishes the first element that satisfies a predicate, then finishes.
   public typealias FirstWhere<Upstream: Publisher> = PredicateGate<Upstream, FirstWhereRule>

@@ -12,9 +12,11 @@ extension Publisher {
     receiveRequest: (@Sendable (Subscribers.Demand) -> Void)? = nil
   ) -> Publishers.HandleEvents<Self> {
     Publishers.HandleEvents(
-      upstream: self, receiveSubscription: receiveSubscription, receiveOutput: receiveOutput,
-      receiveCompletion: receiveCompletion, receiveCancel: receiveCancel,
-      receiveRequest: receiveRequest)
+      upstream: self,
+      handlers: EventHandlers(
+        receiveSubscription: receiveSubscription, receiveOutput: receiveOutput,
+        receiveCompletion: receiveCompletion, receiveCancel: receiveCancel,
+        receiveRequest: receiveRequest))
   }
 }
 
@@ -28,44 +30,17 @@ extension Publishers {
 
     /// The publisher from which this publisher receives elements.
     public let upstream: Upstream
-    /// Runs when the upstream subscription arrives.
-    public var receiveSubscription: (@Sendable (any Subscription) -> Void)?
-    /// Runs with each element.
-    public var receiveOutput: (@Sendable (Output) -> Void)?
-    /// Runs with the completion.
-    public var receiveCompletion: (@Sendable (Subscribers.Completion<Failure>) -> Void)?
-    /// Runs when the downstream cancels.
-    public var receiveCancel: (@Sendable () -> Void)?
-    /// Runs when the downstream requests more elements.
-    public var receiveRequest: (@Sendable (Subscribers.Demand) -> Void)?
+    @usableFromInline let handlers: EventHandlers<Output, Failure>
 
-    /// Creates a publisher that runs the given closures on `upstream`'s events.
-    @inlinable public init(
-      upstream: Upstream,
-      receiveSubscription: (@Sendable (any Subscription) -> Void)? = nil,
-      receiveOutput: (@Sendable (Output) -> Void)? = nil,
-      receiveCompletion: (@Sendable (Subscribers.Completion<Failure>) -> Void)? = nil,
-      receiveCancel: (@Sendable () -> Void)? = nil,
-      receiveRequest: (@Sendable (Subscribers.Demand) -> Void)? = nil
-    ) {
+    @inlinable init(upstream: Upstream, handlers: EventHandlers<Output, Failure>) {
       self.upstream = upstream
-      self.receiveSubscription = receiveSubscription
-      self.receiveOutput = receiveOutput
-      self.receiveCompletion = receiveCompletion
-      self.receiveCancel = receiveCancel
-      self.receiveRequest = receiveRequest
+      self.handlers = handlers
     }
 
     /// Attaches the subscriber behind a stage that reports every event.
     @inlinable @inline(__always) public func receive<S: Subscriber>(subscriber: S)
     where S.Input == Output, S.Failure == Failure {
-      upstream.subscribe(
-        HandleEventsInner(
-          downstream: subscriber,
-          handlers: EventHandlers(
-            receiveSubscription: receiveSubscription, receiveOutput: receiveOutput,
-            receiveCompletion: receiveCompletion, receiveCancel: receiveCancel,
-            receiveRequest: receiveRequest)))
+      upstream.subscribe(HandleEventsInner(downstream: subscriber, handlers: handlers))
     }
   }
 }

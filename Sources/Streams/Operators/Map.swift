@@ -10,33 +10,13 @@ extension Publisher {
   @inlinable public func map<T>(
     _ transform: @escaping @Sendable (Output) -> T
   ) -> Publishers.Map<Self, T> {
-    Publishers.Map(upstream: self, transform: transform)
+    Publishers.Map(upstream: self, step: ElementStepMap(transform))
   }
 }
 
 extension Publishers {
   /// A publisher that transforms all elements from the upstream publisher with a closure.
-  public struct Map<Upstream: Publisher, Output>: Publisher {
-    /// Map fails when its upstream fails.
-    public typealias Failure = Upstream.Failure
-
-    /// The publisher from which this publisher receives elements.
-    public let upstream: Upstream
-    /// The closure that transforms elements from the upstream publisher.
-    public let transform: @Sendable (Upstream.Output) -> Output
-
-    /// Creates a publisher that transforms `upstream`'s elements with `transform`.
-    @inlinable public init(
-      upstream: Upstream, transform: @escaping @Sendable (Upstream.Output) -> Output
-    ) {
-      self.upstream = upstream
-      self.transform = transform
-    }
-
-    /// Attaches the subscriber behind a stateless transforming stage.
-    @inlinable @inline(__always) public func receive<S: Subscriber>(subscriber: S)
-    where S.Input == Output, S.Failure == Failure {
-      upstream.subscribe(ElementStage(downstream: subscriber, step: ElementStepMap(transform)))
-    }
-  }
+  public typealias Map<Upstream: Publisher, Output> = ElementOperator<
+    ElementStepMap<Upstream, Output>
+  >
 }

@@ -11,68 +11,42 @@ extension Publisher {
   public func measureInterval<S: Scheduler>(
     using scheduler: S, options: S.SchedulerOptions? = nil
   ) -> Publishers.MeasureInterval<Self, S> {
-    Publishers.MeasureInterval(upstream: self, scheduler: scheduler)
+    Publishers.MeasureInterval(
+      upstream: self, step: ElementStepMeasureInterval(scheduler: scheduler))
   }
 }
 
 extension Publishers {
   /// A publisher that measures and publishes the time between elements.
-  public struct MeasureInterval<Upstream: Publisher, Context: Scheduler>: Publisher {
-    /// The time since the previous element.
-    public typealias Output = Context.SchedulerTimeType.Stride
-    /// MeasureInterval fails when its upstream fails.
-    public typealias Failure = Upstream.Failure
-
-    /// The publisher from which this publisher receives elements.
-    public let upstream: Upstream
-    /// The scheduler whose clock measures the intervals.
-    public let scheduler: Context
-
-    /// Creates a publisher that measures the intervals between `upstream`'s elements.
-    public init(upstream: Upstream, scheduler: Context) {
-      self.upstream = upstream
-      self.scheduler = scheduler
-    }
-
-    /// Attaches the subscriber behind a stage that reads the clock at each element.
-    public func receive<S: Subscriber>(subscriber: S)
-    where S.Input == Output, S.Failure == Failure {
-      upstream.subscribe(
-        MeasureIntervalInner<Upstream.Output, S, Context>(
-          downstream: subscriber, scheduler: scheduler))
-    }
-  }
+  public typealias MeasureInterval<Upstream: Publisher, Context: Scheduler> = ElementOperator<
+    ElementStepMeasureInterval<Upstream, Context>
+  >
 }
 
-private final class MeasureIntervalInner<Input, Downstream: Subscriber, Context: Scheduler>:
-  Subscriber
-where Downstream.Input == Context.SchedulerTimeType.Stride {
-  typealias Failure = Downstream.Failure
+/// The step of `measureInterval`: for each element, the time since the previous one (for the
+/// first, since the subscription), read from `scheduler`'s clock.
+public struct ElementStepMeasureInterval<Upstream: Publisher, Context: Scheduler>: ElementStep {
+  /// The time since the previous element.
+  public typealias Output = Context.SchedulerTimeType.Stride
+  /// The operator fails when its upstream fails.
+  public typealias Failure = Upstream.Failure
 
-  private let downstream: Downstream
-  private let scheduler: Context
-  /// Set when subscribed, then touched only in `receive(_:)`, whose calls the upstream
-  /// serialises after the subscription.
-  private var last: Context.SchedulerTimeType
+  @usableFromInline let scheduler: Context
+  /// Set by `start()`, when the subscription arrives.
+  @usableFromInline var last: Context.SchedulerTimeType
 
-  init(downstream: Downstream, scheduler: Context) {
-    self.downstream = downstream
+  init(scheduler: Context) {
     self.scheduler = scheduler
     last = scheduler.now
   }
 
-  func receive(subscription: any Subscription) {
-    last = scheduler.now
-    downstream.receive(subscription: subscription)
-  }
+  /// Starts the clock for the first element.
+  public mutating func start() { last = scheduler.now }
 
-  func receive(_ input: Input) -> Subscribers.Demand {
+  /// The time since the previous element.
+  public mutating func next(_ input: Upstream.Output) -> Output? {
     let now = scheduler.now
     defer { last = now }
-    return downstream.receive(last.distance(to: now))
-  }
-
-  func receive(completion: Subscribers.Completion<Failure>) {
-    downstream.receive(completion: completion)
+    return last.distance(to: now)
   }
 }

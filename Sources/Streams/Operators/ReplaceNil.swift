@@ -7,6 +7,6 @@ extension Publisher {
   @inlinable public func replaceNil<T: Sendable>(
     with output: T
   ) -> Publishers.Map<Self, T> where Output == T? {
-    Publishers.Map(upstream: self) { $0 ?? output }
+    map { $0 ?? output }
   }
 }

@@ -14,40 +14,27 @@ extension Publisher {
   public func subscribe<S: Scheduler>(
     on scheduler: S, options: S.SchedulerOptions? = nil
   ) -> Publishers.SubscribeOn<Self, S> {
-    Publishers.SubscribeOn(upstream: self, scheduler: scheduler, options: options)
+    Publishers.SubscribeOn(
+      upstream: self, scheduler: scheduler, options: options, kind: .subscribeOn)
   }
 }
 
 extension Publishers {
   /// A publisher that subscribes to, requests from and cancels its upstream on a scheduler.
-  public struct SubscribeOn<Upstream: Publisher, Context: Scheduler>: Publisher {
-    /// SubscribeOn publishes its upstream's elements.
-    public typealias Output = Upstream.Output
-    /// SubscribeOn fails when its upstream fails.
-    public typealias Failure = Upstream.Failure
+  public typealias SubscribeOn<Upstream: Publisher, Context: Scheduler> = SchedulingOperator<
+    Upstream, Context
+  >
+}
 
-    /// The publisher from which this publisher receives elements.
-    public let upstream: Upstream
-    /// The scheduler on which the upstream is subscribed to, asked and cancelled.
-    public let scheduler: Context
-    /// Options for the scheduled actions.
-    public let options: Context.SchedulerOptions?
-
-    /// Creates a publisher that subscribes to `upstream` on `scheduler`.
-    public init(upstream: Upstream, scheduler: Context, options: Context.SchedulerOptions?) {
-      self.upstream = upstream
-      self.scheduler = scheduler
-      self.options = options
-    }
-
-    /// Schedules the subscription to the upstream.
-    public func receive<S: Subscriber>(subscriber: S)
-    where S.Input == Output, S.Failure == Failure {
-      let inner = SubscribeOnInner(
-        downstream: subscriber, link: ScheduledLink(scheduler: scheduler, options: options))
-      scheduler.schedule(options: options, (), to: PendingSubscription(upstream, inner))
-    }
-  }
+/// Subscribes `downstream` to `upstream` on `scheduler`, and sends requests and cancellation
+/// there too (`subscribe(on:)`).
+func subscribeOn<Upstream: Publisher, Downstream: Subscriber, Context: Scheduler>(
+  _ upstream: Upstream, _ downstream: Downstream, scheduler: Context,
+  options: Context.SchedulerOptions?
+) where Upstream.Output == Downstream.Input, Upstream.Failure == Downstream.Failure {
+  let inner = SubscribeOnInner(
+    downstream: downstream, link: ScheduledLink(scheduler: scheduler, options: options))
+  scheduler.schedule(options: options, (), to: PendingSubscription(upstream, inner))
 }
 
 /// The subscription to make on the scheduler, captured as an existential: a closure that

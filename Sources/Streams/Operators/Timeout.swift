@@ -13,51 +13,19 @@ extension Publisher {
     customError: (@Sendable () -> Failure)? = nil
   ) -> Publishers.Timeout<Self, S> {
     Publishers.Timeout(
-      upstream: self, interval: interval, scheduler: scheduler, options: options,
-      customError: customError)
+      upstream: self, scheduler: scheduler, options: options,
+      kind: .timeout(interval: interval, customError: customError))
   }
 }
 
 extension Publishers {
   /// A publisher that ends the stream when its upstream is silent for too long.
-  public struct Timeout<Upstream: Publisher, Context: Scheduler>: Publisher {
-    /// Timeout publishes its upstream's elements.
-    public typealias Output = Upstream.Output
-    /// Timeout fails when its upstream fails, or with the custom error on a timeout.
-    public typealias Failure = Upstream.Failure
-
-    /// The publisher from which this publisher receives elements.
-    public let upstream: Upstream
-    /// The longest silence allowed.
-    public let interval: Context.SchedulerTimeType.Stride
-    /// The scheduler that measures the silence and delivers the timeout.
-    public let scheduler: Context
-    /// Options for the scheduled actions.
-    public let options: Context.SchedulerOptions?
-    /// Makes the error to fail with on a timeout; `nil` finishes instead.
-    public let customError: (@Sendable () -> Failure)?
-
-    /// Creates a publisher that ends `upstream` after `interval` of silence.
-    public init(
-      upstream: Upstream, interval: Context.SchedulerTimeType.Stride, scheduler: Context,
-      options: Context.SchedulerOptions?, customError: (@Sendable () -> Failure)?
-    ) {
-      self.upstream = upstream
-      self.interval = interval
-      self.scheduler = scheduler
-      self.options = options
-      self.customError = customError
-    }
-
-    /// Attaches the subscriber through a subscription that watches the clock.
-    public func receive<S: Subscriber>(subscriber: S)
-    where S.Input == Output, S.Failure == Failure {
-      upstream.subscribe(TimeoutInner(subscriber, publisher: self))
-    }
-  }
+  public typealias Timeout<Upstream: Publisher, Context: Scheduler> = SchedulingOperator<
+    Upstream, Context
+  >
 }
 
-private final class TimeoutInner<Downstream: Subscriber, Context: Scheduler>: Subscriber,
+final class TimeoutInner<Downstream: Subscriber, Context: Scheduler>: Subscriber,
   Subscription, ScheduledTarget
 {
   typealias Input = Downstream.Input
@@ -77,13 +45,15 @@ private final class TimeoutInner<Downstream: Subscriber, Context: Scheduler>: Su
   private let options: Context.SchedulerOptions?
   private let customError: (@Sendable () -> Failure)?
 
-  init<Upstream>(_ downstream: Downstream, publisher: Publishers.Timeout<Upstream, Context>)
-  where Upstream.Failure == Failure {
+  init(
+    _ downstream: Downstream, interval: Context.SchedulerTimeType.Stride, scheduler: Context,
+    options: Context.SchedulerOptions?, customError: (@Sendable () -> Failure)?
+  ) {
     self.downstream = SerializedDownstream(downstream)
-    interval = publisher.interval
-    scheduler = publisher.scheduler
-    options = publisher.options
-    customError = publisher.customError
+    self.interval = interval
+    self.scheduler = scheduler
+    self.options = options
+    self.customError = customError
   }
 
   func receive(subscription: any Subscription) {

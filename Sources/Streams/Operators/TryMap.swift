@@ -6,37 +6,11 @@ extension Publisher {
   )
     -> Publishers.TryMap<Self, T>
   {
-    Publishers.TryMap(upstream: self, transform: transform)
+    Publishers.TryMap(upstream: self) { { try transform($0) } }
   }
 }
 
 extension Publishers {
   /// A publisher that transforms elements with a closure that may throw.
-  public struct TryMap<Upstream: Publisher, Output>: Publisher {
-    /// TryMap fails with the upstream's error or the error the closure threw.
-    public typealias Failure = any Error
-
-    /// The publisher from which this publisher receives elements.
-    public let upstream: Upstream
-    /// The closure that transforms elements; throwing ends the stream with that error.
-    public let transform: @Sendable (Upstream.Output) throws -> Output
-
-    /// Creates a publisher that transforms `upstream`'s elements with `transform`.
-    @inlinable public init(
-      upstream: Upstream, transform: @escaping @Sendable (Upstream.Output) throws -> Output
-    ) {
-      self.upstream = upstream
-      self.transform = transform
-    }
-
-    /// Attaches the subscriber behind a transforming stage that can end the stream.
-    @inlinable @inline(__always) public func receive<S: Subscriber>(subscriber: S)
-    where S.Input == Output, S.Failure == Failure {
-      let transform = transform
-      upstream.subscribe(
-        TryStage<Upstream.Output, Upstream.Failure, S>(downstream: subscriber) {
-          try transform($0)
-        })
-    }
-  }
+  public typealias TryMap<Upstream: Publisher, Output> = TryElementOperator<Upstream, Output>
 }
