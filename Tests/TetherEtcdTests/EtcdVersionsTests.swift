@@ -70,8 +70,17 @@ struct EtcdVersionsTests {
     for follower in followers { try await etcd.restart(member: follower) }
     // 60 s: an offline write waits out its request timeout, then its back-off (up to 5 s),
     // and the thread sanitizer slows each step several times over (30 s was once too short).
-    try await waitUntil("the newest value written", timeout: .seconds(60)) {
-      await etcd.stored(key) == "3"
+    do {
+      try await waitUntil("the newest value written", timeout: .seconds(60)) {
+        await etcd.stored(key) == "3"
+      }
+    } catch {
+      // What a failure needs to be read: what etcd holds, and what the holder shows and says.
+      let stored = await etcd.stored(key) ?? "nothing"
+      Issue.record(
+        "etcd holds \(stored); the holder shows \(value), saveError \(String(describing: $value.saveError)), values \(seen.all)"
+      )
+      throw error
     }
     // Settled: another machine loads 3, and this holder never went back to 2 nor reported
     // its own earlier write as someone else's.

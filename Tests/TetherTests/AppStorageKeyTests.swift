@@ -141,14 +141,15 @@ private enum Level: Int, Sendable { case low = 1, high = 2 }
     defer { child.terminate() }
     try await child.waitForLine("ready")
 
-    // The other process's change reaches this holder.
+    // The other process's change reaches this holder. 30 s: generous, because a full parallel
+    // run can stall for over 10 s at its start (this suite starts then).
     try child.send(line: "set from the child")
-    try await waitUntil("the child's value", timeout: .seconds(10)) {
+    try await waitUntil("the child's value", timeout: .seconds(30)) {
       greeting == "from the child"
     }
     // And this process's change reaches the other's holder.
     $greeting.withLock { $0 = "from the parent" }
-    try await child.waitForLine("saw from the parent", timeout: .seconds(10))
+    try await child.waitForLine("saw from the parent", timeout: .seconds(30))
     child.closeInput()
     #expect(try await child.waitForExit() == .exited(0))
   }
