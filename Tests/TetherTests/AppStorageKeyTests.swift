@@ -149,7 +149,14 @@ private enum Level: Int, Sendable { case low = 1, high = 2 }
     }
     // And this process's change reaches the other's holder.
     $greeting.withLock { $0 = "from the parent" }
-    try await child.waitForLine("saw from the parent", timeout: .seconds(30))
+    do {
+      try await child.waitForLine("saw from the parent", timeout: .seconds(30))
+    } catch {
+      // Which side lost it: what the defaults file holds, and what this holder shows.
+      let file = try? String(contentsOf: Self.file(of: suite), encoding: .utf8)
+      Issue.record("the defaults file holds: \(file ?? "nothing"); this holder shows \(greeting)")
+      throw error
+    }
     child.closeInput()
     #expect(try await child.waitForExit() == .exited(0))
   }

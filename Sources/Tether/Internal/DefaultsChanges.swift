@@ -19,7 +19,7 @@ final class DefaultsChanges: Sendable {
     #if os(Linux)
     let path = Self.file(of: defaults.store)
     cancelToken = FileWatcher.shared.watch(path) { _ in
-      _ = defaults.store.synchronize()
+      _ = SendableDefaults.changing { defaults.store.synchronize() }
       changed()
     }
     #else

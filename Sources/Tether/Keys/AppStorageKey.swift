@@ -95,13 +95,15 @@ public struct AppStorageKey<Value: Sendable>: SharedKey, CustomStringConvertible
 
   /// Writes the entry (removes it for `nil`) and synchronizes the store.
   public func save(_ value: Value, context: SaveContext, continuation: SaveContinuation) {
-    if let raw = lookup.write(value) {
-      store.set(raw, forKey: key)
-    } else {
-      store.removeObject(forKey: key)
+    let written = SendableDefaults.changing { () -> Bool in
+      if let raw = lookup.write(value) {
+        store.set(raw, forKey: key)
+      } else {
+        store.removeObject(forKey: key)
+      }
+      return !persists || store.synchronize()
     }
-    guard persists else { return continuation.resume() }
-    if store.synchronize() {
+    if written {
       continuation.resume()
     } else {
       continuation.resume(
@@ -122,6 +124,19 @@ public struct AppStorageKey<Value: Sendable>: SharedKey, CustomStringConvertible
 struct SendableDefaults: @unchecked Sendable {
   let store: UserDefaults
   init(_ store: UserDefaults) { self.store = store }
+
+  /// Makes each change of a store (set or remove, then `synchronize()`) and each reload after
+  /// another process's change (`synchronize()` in ``DefaultsChanges``) take turns, process-wide.
+  ///
+  /// On Linux a `synchronize()` of a store with no pending change re-reads its file. Run
+  /// between another thread's `set` and that thread's `synchronize()`, it replaced the set
+  /// value with the file's and left nothing to write: the change never reached the file nor
+  /// the other processes (seen in loaded test runs).
+  static func changing<R>(_ body: () -> R) -> R {
+    synchronization.withLock { _ in body() }
+  }
+
+  private static let synchronization = Lock(())
 }
 
 /// How one value type is read from and written to a property-list entry.
