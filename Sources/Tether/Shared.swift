@@ -127,7 +127,11 @@ public struct Shared<Value: Sendable>: Sendable {
     nonmutating set { withLock { $0 = newValue } }
   }
 
-  @usableFromInline func derivedValue() -> Value { holder.value }
+  /// A derived or re-keyed holder's value. Specialized for `Value` in the caller and never
+  /// inlined, so the inlined `wrappedValue` returns in registers on every path.
+  @inlinable @inline(never) func derivedValue() -> Value { holderValue() }
+
+  @usableFromInline func holderValue() -> Value { holder.value }
 
   /// The shared value itself, for `withLock`, members, `publisher` and `values`.
   public var projectedValue: Shared<Value> {

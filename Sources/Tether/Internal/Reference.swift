@@ -179,7 +179,7 @@ final class Reference<Value: Sendable>: MutableReference {
       // The acquiring load orders this read after the first one's critical section, so any
       // change it can miss has not happened yet and will notify Observation.
       if Self.isWordSized, readsSkipLock.load(ordering: .acquiring) {
-        if isInsideOwnBody { return nestedRead() }
+        if isInsideOwnBody { return specializedNestedRead() }
         return Self.unpack(word.load(ordering: .acquiring))
       }
       return lockedValue()
@@ -190,7 +190,7 @@ final class Reference<Value: Sendable>: MutableReference {
   /// observable. Inlinable so it is specialized for `Value` in the caller, never inlined.
   @inlinable @inline(never)
   func lockedValue() -> Value {
-    if isInsideOwnBody { return nestedRead() }
+    if isInsideOwnBody { return specializedNestedRead() }
     return state.withLock { state in
       if !state.observable {
         state.observable = true
@@ -254,6 +254,12 @@ final class Reference<Value: Sendable>: MutableReference {
     if Self.isWordSized { return Self.unpack(word.load(ordering: .relaxed)) }
     return snapshot!
   }
+
+  /// `nestedRead()`, specialized for `Value` in the caller and never inlined: every way out
+  /// of the inlined `value` then returns in registers, where a generic call's result goes
+  /// through memory on every read.
+  @inlinable @inline(never)
+  func specializedNestedRead() -> Value { nestedRead() }
 
   /// A read from inside the value's own `withLock`: reported, and answered with the value as
   /// it was before the body started (taking the lock again would trap or deadlock).
@@ -827,10 +833,12 @@ final class ReferenceExtras: Sendable {
 /// A reference's Observation registrar, made when the reference is first read.
 @usableFromInline
 final class Observers: Sendable {
-  @usableFromInline let registrar = ObservationRegistrar()
   /// `ObservedProperties.subject` and `.value`, kept here so reads skip the statics' accessors.
+  /// Before `registrar`, whose size Observation decides at run time: their offsets are then
+  /// constants in an inlined read, where fields after it are looked up.
   @usableFromInline let subject = ObservedProperties.subject
   @usableFromInline let valuePath = ObservedProperties.value
+  @usableFromInline let registrar = ObservationRegistrar()
 
   init() {}
 }
