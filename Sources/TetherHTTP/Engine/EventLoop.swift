@@ -179,6 +179,12 @@ final class EventLoopGroup: Sendable {
     self.loops = loops
   }
 
+  /// Every loop, starting with the next one in turn.
+  func loopsInTurn() -> [EventLoop] {
+    let first = loops.firstIndex { $0 === nextLoop() } ?? 0
+    return Array(loops[first...] + loops[..<first])
+  }
+
   /// The next loop in turn.
   func nextLoop() -> EventLoop {
     let index = next.withLock { next -> Int in

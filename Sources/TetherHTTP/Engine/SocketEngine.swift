@@ -1,9 +1,10 @@
 import Foundation
 import Streams
+import Synchronization
 import Tether
 
-/// `http` and `https` on Tether's own event-driven engine: one ``ConnectionPool`` per origin
-/// (and proxy) for buffered requests, a connection of its own for each stream, all of it on
+/// `http` and `https` on Tether's own event-driven engine: one ``OriginPools`` per origin
+/// (and proxy) for buffered requests, a ``ConnectionPool`` on each I/O thread, a connection of its own for each stream, all of it on
 /// the process's few ``EventLoop`` threads. No request ever blocks a thread of Swift's
 /// cooperative pool or of Dispatch: a caller suspends on a continuation that a loop resumes.
 ///
@@ -22,7 +23,7 @@ final class SocketEngine: Transport {
   let tlsConfiguration: TLSContextCache.Configuration
   /// Whether OpenSSL loads in this process, so that `https` goes over the engine.
   let carriesHTTPS: Bool
-  private let pools = Lock<[String: ConnectionPool]>([:])
+  private let pools = Lock<[String: OriginPools]>([:])
   private let tlsContext = Lock<TLSContext?>(nil)
 
   init(
@@ -73,7 +74,7 @@ final class SocketEngine: Transport {
     /// `scheme://authority` exactly as the URLs it serves spell it.
     let prefix: String
     let route: ConnectionRoute
-    let pool: ConnectionPool
+    let pools: OriginPools
   }
 
   /// The destinations of the last few origins, looked up by the start of a URL's string:
@@ -99,7 +100,7 @@ final class SocketEngine: Transport {
     let secure = url.scheme?.lowercased() == "https"
     let route = ConnectionRoute.to(
       url, proxy: try proxy.proxy(for: url), tls: secure ? try context(for: url) : nil)
-    let made = Destination(prefix: prefix ?? "", route: route, pool: pool(for: route))
+    let made = Destination(prefix: prefix ?? "", route: route, pools: pools(for: route))
     if let prefix {
       destinations.withLock { list in
         guard !list.contains(where: { $0.prefix == prefix }) else { return }
@@ -112,23 +113,25 @@ final class SocketEngine: Transport {
 
   /// Fails what waits and closes idle connections; the engine takes nothing new afterwards.
   func shutDown() {
-    let all = pools.withLock { pools -> [ConnectionPool] in
+    let all = pools.withLock { pools -> [OriginPools] in
       defer { pools = [:] }
       return Array(pools.values)
     }
     destinations.withLock { $0 = [] }
-    for pool in all { pool.shutDown() }
+    for origin in all { origin.shutDown() }
   }
 
-  private func pool(for route: ConnectionRoute) -> ConnectionPool {
+  private func pools(for route: ConnectionRoute) -> OriginPools {
     pools.withLock { pools in
-      if let pool = pools[route.key] { return pool }
-      let pool = ConnectionPool(
-        loop: group.nextLoop(), route: route,
+      if let made = pools[route.key] { return made }
+      // Each origin's first lane is the next loop in turn, so that origins used one request
+      // at a time do not all land on the same thread.
+      let made = OriginPools(
+        loops: group.loopsInTurn(), route: route,
         maximumConnections: maximumConnectionsPerOrigin,
         connectTimeout: connectTimeout, idleTimeout: idleTimeout)
-      pools[route.key] = pool
-      return pool
+      pools[route.key] = made
+      return made
     }
   }
 
@@ -138,7 +141,10 @@ final class SocketEngine: Transport {
     _ request: HTTPRequest, limit: Int, timeout: Double
   ) async throws(HTTPError) -> RawHTTPResponse {
     let destination = try destination(for: request.url)
-    let pool = destination.pool
+    let lane = destination.pools.lane()
+    let pool = lane.pool
+    lane.inFlight.add(1, ordering: .relaxed)
+    defer { lane.inFlight.subtract(1, ordering: .relaxed) }
     let deadline = Monotonic.deadline(after: timeout)
     let id = BufferedExchange.nextID()
     return try await waitForTransfer { continuation in
