@@ -1,4 +1,5 @@
 import Foundation
+import Streams
 
 /// One operation of an HTTP API, declared once and typed: its method, its path template, how
 /// its parameters fill the URL, how its body is encoded and how its response is decoded.
@@ -68,7 +69,9 @@ public struct Endpoint<Parameters: Encodable & Sendable, Body: Sendable, Respons
 
   // MARK: - Using the endpoint
 
-  func url(relativeTo baseURL: URL, _ parameters: Parameters) throws(HTTPError) -> URL {
+  func url(
+    relativeTo baseURL: URL, _ parameters: Parameters, remembered: EndpointURLs? = nil
+  ) throws(HTTPError) -> URL {
     let items: [ParameterEncoder.Item]
     do {
       items = try ParameterEncoder.items(of: parameters)
@@ -78,6 +81,19 @@ public struct Endpoint<Parameters: Encodable & Sendable, Body: Sendable, Respons
     }
     let (filledPath, query) = try PathTemplate.fill(
       path, with: items, parametersType: "\(Parameters.self)")
+    guard let remembered else { return try Self.url(baseURL, filledPath, query) }
+    // The URL depends only on the base (the client's, fixed) and these two parts.
+    var key = filledPath
+    for item in query { key += "\u{0}" + item.name + "\u{0}" + item.value }
+    if let known = remembered.url(for: key) { return known }
+    let made = try Self.url(baseURL, filledPath, query)
+    remembered.remember(made, for: key)
+    return made
+  }
+
+  private static func url(
+    _ baseURL: URL, _ filledPath: String, _ query: [ParameterEncoder.Item]
+  ) throws(HTTPError) -> URL {
     guard var components = URLComponents(url: baseURL, resolvingAgainstBaseURL: true) else {
       throw .invalidRequest("the base URL is not valid")
     }
@@ -217,6 +233,30 @@ extension Endpoint where Body: Encodable, Response: Decodable {
       },
       decodeResponse: JSONCoding.decoder(Response.self, decoder))
   }
+}
+
+/// The URLs a client's endpoints made lately, by filled path and query: working a URL out
+/// of the base URL's parts costs more than the rest of building a request, and a client
+/// calls the same few URLs again and again.
+final class EndpointURLs: Sendable {
+  private let urls = Lock<[String: URL]>([:])
+  /// Beyond this many, the memo starts over (a client calling many distinct URLs, one per
+  /// item id, gains nothing from it and must not grow without bound).
+  static let capacity = 128
+
+  init() {}
+
+  func url(for key: String) -> URL? { urls.withLock { $0[key] } }
+
+  func remember(_ url: URL, for key: String) {
+    urls.withLock { urls in
+      if urls.count >= Self.capacity { urls.removeAll(keepingCapacity: true) }
+      urls[key] = url
+    }
+  }
+
+  /// How many URLs are remembered now.
+  var count: Int { urls.withLock { $0.count } }
 }
 
 enum JSONCoding {

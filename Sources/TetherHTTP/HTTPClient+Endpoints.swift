@@ -123,7 +123,7 @@ extension HTTPClient {
   public func request<Parameters, Body, Response>(
     for endpoint: Endpoint<Parameters, Body, Response>, _ parameters: Parameters, body: Body
   ) throws(HTTPError) -> HTTPRequest {
-    let url = try endpoint.url(relativeTo: baseURL, parameters)
+    let url = try endpoint.url(relativeTo: baseURL, parameters, remembered: endpointURLs)
     var request = HTTPRequest(method: endpoint.method, url: url, headers: headers)
     for (name, value) in endpoint.headers { request.setHeader(name, value) }
     if let (data, contentType) = try endpoint.encode(body) {

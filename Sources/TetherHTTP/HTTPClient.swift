@@ -77,6 +77,8 @@ public final class HTTPClient: Sendable {
   public let proxy: HTTPProxy
 
   let executor: RequestExecutor
+  /// The URLs this client's endpoints made lately.
+  let endpointURLs = EndpointURLs()
 
   /// Creates a client for the server at `baseURL`.
   ///

@@ -457,15 +457,20 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
       }
       endWrite()
       let current = result.ranges.first?.first
+      // The watch may have recognised the stored version as ours already, between this
+      // compare and its answer (a late landing commits together with the compare that fails
+      // on it): then it is the newest version, and only our own writes came after `seen`.
+      let recognised = current.map { self.base(derivedFrom: seen) == $0.modRevision } ?? false
       if let current, current.value == bytes,
-        uncertain || state.withLock({ $0.unresolved.contains(bytes) })
+        uncertain || recognised || state.withLock({ $0.unresolved.contains(bytes) })
       {
         observe(result.revision, current, own: true)
         return
       }
       if let current, lateLandings < 3, current.modRevision != base,
-        state.withLock({ $0.unresolved.contains(current.value) }),
-        let seen, self.base(derivedFrom: seen) == base
+        recognised
+          || (state.withLock({ $0.unresolved.contains(current.value) })
+            && self.base(derivedFrom: seen) == base)
       {
         // An earlier save of ours landed late over the version this one was derived from (or
         // over our own writes since): ours, not someone else's. Go on over it.

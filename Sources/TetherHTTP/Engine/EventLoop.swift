@@ -137,7 +137,11 @@ final class EventLoop: @unchecked Sendable {
         if event.token == wakeToken {
           // Empty the pipe before clearing the flag: a producer that still sees the flag set
           // knows its work is drained below, one that sees it clear writes a new byte.
-          while drain.withUnsafeMutableBytes({ read(wakeRead, $0.baseAddress, $0.count) }) > 0 {}
+          // A producer writes one byte per wake-up, so a short read emptied the pipe: no
+          // second read just to hear EAGAIN.
+          while drain.withUnsafeMutableBytes({ read(wakeRead, $0.baseAddress, $0.count) })
+            == drain.count
+          {}
           inbox.withLock { $0.wakePending = false }
           continue
         }

@@ -224,7 +224,14 @@ struct HTTP1ResponseParser {
     else {
       throw Failure(reason: "a header line without a valid name")
     }
-    let name = String(decoding: line[..<colon], as: UTF8.self).lowercased()
+    // Token bytes are ASCII (checked above): lowercased byte by byte, without the Unicode
+    // rules of `String.lowercased()`.
+    let name = String(unsafeUninitializedCapacity: colon) { buffer in
+      for (offset, byte) in line[..<colon].enumerated() {
+        buffer[offset] = (0x41...0x5A).contains(byte) ? byte | 0x20 : byte
+      }
+      return colon
+    }
     var value = line[(colon + 1)...]
     while let first = value.first, first == 0x20 || first == 0x09 { value.removeFirst() }
     while let last = value.last, last == 0x20 || last == 0x09 { value.removeLast() }

@@ -133,24 +133,30 @@ enum PathTemplate {
   /// The path with every placeholder replaced by its percent-encoded parameter, and the
   /// parameters no placeholder used, for the query.
   static func fill(
-    _ template: String, with items: [ParameterEncoder.Item], parametersType: String
+    _ template: String, with items: [ParameterEncoder.Item],
+    parametersType: @autoclosure () -> String
   ) throws(HTTPError) -> (path: String, query: [ParameterEncoder.Item]) {
+    // Most templates have no placeholder: one scan of the bytes answers them.
+    let braces = (open: UInt8(ascii: "{"), close: UInt8(ascii: "}"))
+    if !template.utf8.contains(where: { $0 == braces.open || $0 == braces.close }) {
+      return (template, items)
+    }
     var remaining = items
     var path = ""
     var rest = Substring(template)
-    while let open = rest.firstIndex(of: "{") {
+    while let open = rest.utf8.firstIndex(of: braces.open) {
       path += rest[..<open]
-      guard let close = rest[open...].firstIndex(of: "}") else {
+      guard let close = rest[open...].utf8.firstIndex(of: braces.close) else {
         throw .invalidRequest("the path \(template) has a \"{\" that is not closed")
       }
       let name = String(rest[rest.index(after: open)..<close])
-      guard !name.isEmpty, !name.contains("{") else {
+      guard !name.isEmpty, !name.utf8.contains(braces.open) else {
         throw .invalidRequest("the path \(template) has an empty or nested placeholder")
       }
       guard let index = remaining.firstIndex(where: { $0.name == name }) else {
         throw .invalidRequest(
           "the path \(template) needs a value for {\(name)}, "
-            + "but \(parametersType) has no non-nil parameter \"\(name)\"")
+            + "but \(parametersType()) has no non-nil parameter \"\(name)\"")
       }
       let value = remaining.remove(at: index).value
       guard !value.isEmpty else {
@@ -162,7 +168,7 @@ enum PathTemplate {
       path += escapeSegment(value)
       rest = rest[rest.index(after: close)...]
     }
-    guard !rest.contains("}") else {
+    guard !rest.utf8.contains(braces.close) else {
       throw .invalidRequest("the path \(template) has a \"}\" without a \"{\"")
     }
     path += rest
