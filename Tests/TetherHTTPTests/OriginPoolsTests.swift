@@ -26,6 +26,18 @@ import Testing
         == Self.group.loops.map(ObjectIdentifier.init))
   }
 
+  /// Each new origin starts on the next loop, so that origins used one request at a time
+  /// spread over the threads.
+  @Test func successiveOriginsStartOnSuccessiveLoops() {
+    let group = try! EventLoopGroup(count: 3)
+    let ids = { (loops: [EventLoop]) in loops.map(ObjectIdentifier.init) }
+    let all = ids(group.loops)
+    for turn in 0..<6 {
+      let start = turn % 3
+      #expect(ids(group.loopsInTurn()) == Array(all[start...] + all[..<start]), "turn \(turn)")
+    }
+  }
+
   @Test func requestsOneAtATimeAlwaysUseTheFirstLane() throws {
     let origin = try pools(cap: 8)
     for _ in 0..<5 {

@@ -185,17 +185,18 @@ final class EventLoopGroup: Sendable {
 
   /// Every loop, starting with the next one in turn.
   func loopsInTurn() -> [EventLoop] {
-    let first = loops.firstIndex { $0 === nextLoop() } ?? 0
+    let first = nextIndex()
     return Array(loops[first...] + loops[..<first])
   }
 
   /// The next loop in turn.
-  func nextLoop() -> EventLoop {
-    let index = next.withLock { next -> Int in
+  func nextLoop() -> EventLoop { loops[nextIndex()] }
+
+  private func nextIndex() -> Int {
+    next.withLock { next -> Int in
       defer { next = (next + 1) % loops.count }
       return next
     }
-    return loops[index]
   }
 }
 

@@ -4,9 +4,10 @@ import Synchronization
 import Tether
 
 /// `http` and `https` on Tether's own event-driven engine: one ``OriginPools`` per origin
-/// (and proxy) for buffered requests, a ``ConnectionPool`` on each I/O thread, a connection of its own for each stream, all of it on
-/// the process's few ``EventLoop`` threads. No request ever blocks a thread of Swift's
-/// cooperative pool or of Dispatch: a caller suspends on a continuation that a loop resumes.
+/// (and proxy) for buffered requests, a ``ConnectionPool`` on each I/O thread; a connection
+/// of its own for each stream; all of it on the process's few ``EventLoop`` threads. No
+/// request ever blocks a thread of Swift's cooperative pool or of Dispatch: a caller suspends
+/// on a continuation that a loop resumes.
 ///
 /// `https` needs OpenSSL (``OpenSSLLibrary``): where it cannot be loaded the engine does not
 /// carry `https` (``carries(_:)``) and the executor hands those requests to URLSession.
