@@ -115,9 +115,17 @@ private enum Level: Int, Sendable { case low = 1, high = 2 }
     return config.appending(path: suite + ".plist")
   }
 
+  /// Removes `suite`'s defaults file and the sidecar lock file saves take on Linux.
+  static func removeFiles(of suite: String) {
+    let file = file(of: suite)
+    try? FileManager.default.removeItem(at: file)
+    try? FileManager.default.removeItem(
+      at: file.deletingLastPathComponent().appending(path: ".\(suite).plist.tether-lock"))
+  }
+
   @Test func aSaveIsWrittenToTheDefaultsFileAtOnce() throws {
     let suite = "tether-tests-\(UUID().uuidString)"
-    defer { try? FileManager.default.removeItem(at: Self.file(of: suite)) }
+    defer { Self.removeFiles(of: suite) }
     let store = try #require(UserDefaults(suiteName: suite))
     @Shared(.appStorage("greeting", store: store)) var greeting = "none"
     $greeting.withLock { $0 = "hello" }
@@ -125,13 +133,17 @@ private enum Level: Int, Sendable { case low = 1, high = 2 }
     let data = try Data(contentsOf: Self.file(of: suite))
     let plist = try PropertyListSerialization.propertyList(from: data, format: nil)
     #expect((plist as? [String: Any])?["greeting"] as? String == "hello")
+    // The save held the file's sidecar lock, which stays for the next save.
+    let lock = Self.file(of: suite).deletingLastPathComponent()
+      .appending(path: ".\(suite).plist.tether-lock")
+    #expect(FileManager.default.fileExists(atPath: lock.path))
     #endif
     #expect(store.string(forKey: "greeting") == "hello")
   }
 
   @Test func twoProcessesSeeEachOthersChanges() async throws {
     let suite = "tether-tests-\(UUID().uuidString)"
-    defer { try? FileManager.default.removeItem(at: Self.file(of: suite)) }
+    defer { Self.removeFiles(of: suite) }
     let store = try #require(UserDefaults(suiteName: suite))
     @Shared(.appStorage("greeting", store: store)) var greeting = "none"
     var values = $greeting.values.makeAsyncIterator()
@@ -156,6 +168,37 @@ private enum Level: Int, Sendable { case low = 1, high = 2 }
       let file = try? String(contentsOf: Self.file(of: suite), encoding: .utf8)
       Issue.record("the defaults file holds: \(file ?? "nothing"); this holder shows \(greeting)")
       throw error
+    }
+    child.closeInput()
+    #expect(try await child.waitForExit() == .exited(0))
+  }
+
+  /// Two processes take turns, each writing only after it saw the other's last write. Every
+  /// write must reach the other side: none may be overwritten by an older one. (Before saves
+  /// took the defaults file's sidecar lock, swift-corelibs-foundation's write-and-read-back
+  /// could see the other process's newer file, retry, and write its older value over it.)
+  @Test func takingTurnsLosesNoWrite() async throws {
+    let suite = "tether-tests-\(UUID().uuidString)"
+    defer { Self.removeFiles(of: suite) }
+    let store = try #require(UserDefaults(suiteName: suite))
+    @Shared(.appStorage("turn", store: store)) var turn = "none"
+    let child = try ChildProcess(["appstorage-peer", suite, "turn"])
+    defer { child.terminate() }
+    try await child.waitForLine("ready")
+    for round in 1...40 {
+      try child.send(line: "set child \(round)")
+      try await waitUntil("the child's write \(round)", timeout: .seconds(30)) {
+        turn == "child \(round)"
+      }
+      $turn.withLock { $0 = "parent \(round)" }
+      do {
+        try await child.waitForLine("saw parent \(round)", timeout: .seconds(30))
+      } catch {
+        let file = try? String(contentsOf: Self.file(of: suite), encoding: .utf8)
+        Issue.record(
+          "round \(round): the file holds \(file ?? "nothing"); this holder shows \(turn)")
+        throw error
+      }
     }
     child.closeInput()
     #expect(try await child.waitForExit() == .exited(0))

@@ -7,25 +7,34 @@ import Foundation
 ///   change reaches this one only through the defaults file, which `synchronize()` re-reads.
 ///   So the file (`$XDG_CONFIG_HOME/<suite>.plist`, by default under `~/.config`; the
 ///   standard store's is named after the process) is watched with Tether's one
-///   ``FileWatcher``, and each change synchronizes the store before `changed` runs.
+///   ``FileWatcher``, and each change synchronizes the store and runs `read` holding the
+///   file's lock (``SendableDefaults/changing(_:_:)``), so it never reads another process's
+///   write half done.
 /// - Apple platforms: `UserDefaults.didChangeNotification` (cfprefsd keeps every process's
 ///   view current).
 ///
-/// `changed` runs on the watcher's queue (or the poster's thread); it must be quick.
+/// `read` and `changed` run on the watcher's queue (or the poster's thread); they must be
+/// quick. `changed` runs after every lock is released, so it may save.
 final class DefaultsChanges: Sendable {
   private let cancelToken: CancelOnce
 
-  init(_ defaults: SendableDefaults, changed: @escaping @Sendable () -> Void) {
+  init<Read: Sendable>(
+    _ defaults: SendableDefaults, read: @escaping @Sendable () -> Read,
+    changed: @escaping @Sendable (Read) -> Void
+  ) {
     #if os(Linux)
     let path = Self.file(of: defaults.store)
     cancelToken = FileWatcher.shared.watch(path) { _ in
-      _ = SendableDefaults.changing { defaults.store.synchronize() }
-      changed()
+      let value = SendableDefaults.changing(path) { () -> Read in
+        _ = defaults.store.synchronize()
+        return read()
+      }
+      changed(value)
     }
     #else
     let observer = NotificationCenter.default.addObserver(
       forName: UserDefaults.didChangeNotification, object: defaults.store, queue: nil
-    ) { _ in changed() }
+    ) { _ in changed(read()) }
     let box = UncheckedObserver(observer)
     cancelToken = CancelOnce { NotificationCenter.default.removeObserver(box.observer) }
     #endif

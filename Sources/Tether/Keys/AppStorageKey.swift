@@ -19,6 +19,11 @@ import Streams
 ///   read or write the user's defaults.
 /// - Saves write the entry and `synchronize()` the store, so another process sees it at once
 ///   (on Linux, swift-corelibs-foundation writes the defaults file only then).
+/// - On Linux each save, and each reload after another process's change, holds the defaults
+///   file's sidecar lock, `.<suite>.plist.tether-lock` next to it (created on the first save,
+///   never removed). So processes that use Tether change one file in turns: a change is never
+///   overwritten by an older one, and a reload never reads a write half done. Entries merge by
+///   key; a process writing the file without Tether is not held back.
 /// - Changes made elsewhere reach holders: another process's (or another `UserDefaults`
 ///   instance's, once synchronized). On Linux the key watches the defaults file
 ///   (`$XDG_CONFIG_HOME/<suite>.plist`, by default `~/.config`) with Tether's file watcher;
@@ -77,14 +82,16 @@ public struct AppStorageKey<Value: Sendable>: SharedKey, CustomStringConvertible
     let (defaults, key, lookup) = (defaults, key, lookup)
     let last = Lock(AppStorageLookup<Value>.fingerprint(store.object(forKey: key)))
     let changes = DefaultsChanges(defaults) {
-      let raw = defaults.store.object(forKey: key)
-      let fingerprint = AppStorageLookup<Value>.fingerprint(raw)
+      // Read while the file's lock is held; compared and delivered after.
+      UncheckedEntry(raw: defaults.store.object(forKey: key))
+    } changed: { entry in
+      let fingerprint = AppStorageLookup<Value>.fingerprint(entry.raw)
       let changed = last.withLock { last in
         defer { last = fingerprint }
         return last != fingerprint
       }
       guard changed else { return }
-      if let value = raw.flatMap(lookup.read) {
+      if let value = entry.raw.flatMap(lookup.read) {
         subscriber.yield(value)
       } else {
         subscriber.yieldReturningInitialValue()
@@ -95,7 +102,14 @@ public struct AppStorageKey<Value: Sendable>: SharedKey, CustomStringConvertible
 
   /// Writes the entry (removes it for `nil`) and synchronizes the store.
   public func save(_ value: Value, context: SaveContext, continuation: SaveContinuation) {
-    let written = SendableDefaults.changing { () -> Bool in
+    // Another process's save must not land between this one's write and its read-back (see
+    // `SendableDefaults.changing`): on Linux a persistent store's save holds its file's lock.
+    #if os(Linux)
+    let lockedFile = persists ? DefaultsChanges.file(of: store) : nil
+    #else
+    let lockedFile: String? = nil
+    #endif
+    let written = SendableDefaults.changing(lockedFile) { () -> Bool in
       if let raw = lookup.write(value) {
         store.set(raw, forKey: key)
       } else {
@@ -126,17 +140,44 @@ struct SendableDefaults: @unchecked Sendable {
   init(_ store: UserDefaults) { self.store = store }
 
   /// Makes each change of a store (set or remove, then `synchronize()`) and each reload after
-  /// another process's change (`synchronize()` in ``DefaultsChanges``) take turns, process-wide.
+  /// another process's change (`synchronize()` in ``DefaultsChanges``) take turns: within the
+  /// process always, and, given the store's defaults `file` (Linux), with every other process
+  /// that uses Tether, through the file's sidecar lock `.NAME.tether-lock` (``FileLock``).
   ///
-  /// On Linux a `synchronize()` of a store with no pending change re-reads its file. Run
-  /// between another thread's `set` and that thread's `synchronize()`, it replaced the set
-  /// value with the file's and left nothing to write: the change never reached the file nor
-  /// the other processes (seen in loaded test runs).
-  static func changing<R>(_ body: () -> R) -> R {
-    synchronization.withLock { _ in body() }
+  /// - Within the process: on Linux a `synchronize()` of a store with no pending change
+  ///   re-reads its file. Run between another thread's `set` and that thread's
+  ///   `synchronize()`, it replaced the set value with the file's and left nothing to write:
+  ///   the change never reached the file nor the other processes (seen in loaded test runs).
+  /// - Across processes: swift-corelibs-foundation writes the file in place, then reads it
+  ///   back, and if another process wrote in between it re-applies its pending change to that
+  ///   newer file and writes again. An older change then overwrote a newer one that the other
+  ///   process had already made and seen land (seen in two-process tests, one round in ten).
+  ///   A reload could also read a write half done. Holding the lock for the whole write and
+  ///   read-back, and for each reload, rules out both for processes that use Tether; a
+  ///   process that writes the file without Tether is not held back.
+  ///
+  /// If the lock file cannot be opened (a read-only directory, say), the body runs with the
+  /// process-wide lock only, as `UserDefaults` alone would.
+  static func changing<R: Sendable>(_ file: String? = nil, _ body: () -> R) -> R {
+    synchronization.withLock { _ in
+      guard let file else { return body() }
+      var result: R?
+      let outcome = FileLock().withLock(at: FileSystem.lockPath(of: file), waiting: true) {
+        result = body()
+      }
+      if case .locked = outcome, let result { return result }
+      return body()
+    }
   }
 
   private static let synchronization = Lock(())
+}
+
+/// One stored entry as `UserDefaults` returned it (`nil`: missing), carried from the read
+/// under the file's lock to the comparison after it. `Any` is not `Sendable`, but the entry
+/// never crosses threads: ``DefaultsChanges`` hands it from `read` to `changed` in one call.
+struct UncheckedEntry: @unchecked Sendable {
+  let raw: Any?
 }
 
 /// How one value type is read from and written to a property-list entry.
