@@ -54,7 +54,7 @@ final class HeavyTurn: Sendable {
     var taken = false
     var waiting: [CheckedContinuation<Void, Never>] = []
   }
-  private let state = Mutex(State())
+  private let state = LockedState(State())
 
   func acquire() async {
     await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
