@@ -331,6 +331,10 @@ import Tether
     "HTTP/1.1 2x0 OK\r\n\r\n",
     "HTTP/1.1 200 OK\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabc",
     "HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n",
+    "HTTP/1.1 200 OK\r\nContent-Length: +3\r\n\r\nabc",
+    "HTTP/1.1 200 OK\r\nContent-Length: 3, 4\r\n\r\nabc",
+    "HTTP/1.1 200 OK\r\nContent-Length: 3 4\r\n\r\nabc",
+    "HTTP/1.1 200 OK\r\nContent-Length: 1234567890123456789\r\n\r\nabc",
     "HTTP/1.1 200 OK\r\nX-A: 1\r\n  folded\r\n\r\n",
     "HTTP/1.1 200 OK\r\nBad Name: 1\r\n\r\n",
     "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
@@ -346,6 +350,16 @@ import Tether
   ])
   func malformedResponsesAreRefused(_ text: String) {
     #expect(throws: HTTP1ResponseParser.Failure.self) { try parse(text) }
+  }
+
+  /// RFC 9110 §8.6: one length repeated ("3, 3", as a proxy that merged two equal headers
+  /// sends it) is that length.
+  @Test func aRepeatedEqualContentLengthIsOneLength() throws {
+    var parser = HTTP1ResponseParser()
+    let events = try parser.feed(
+      Array("HTTP/1.1 200 OK\r\nContent-Length: 3, 3\r\n\r\nabc".utf8))
+    #expect(body(events) == "abc")
+    #expect(parser.isComplete && parser.keepAlive)
   }
 
   /// RFC 9112 §6.1, §6.3: faulty framing is read, but the connection is not used again.

@@ -294,12 +294,17 @@ struct HTTP1ResponseParser {
       return
     }
     if let lengthText = headers["content-length"] {
-      // "5, 5" (a repeated header) is one length; "5, 6" is an attack or a broken proxy.
-      let values = Set(lengthText.split(separator: ",").map(Self.trimmingBlanks))
-      guard values.count == 1, let only = values.first, !only.isEmpty, only.utf8.count <= 18,
-        only.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let length = Int(only)
-      else {
-        throw Failure(reason: "an invalid Content-Length")
+      // The usual answer has one plain number; anything else takes the careful path.
+      let length: Int
+      if let plain = Self.decimal(lengthText[...]) {
+        length = plain
+      } else {
+        // "5, 5" (a repeated header) is one length; "5, 6" is an attack or a broken proxy.
+        let values = Set(lengthText.split(separator: ",").map(Self.trimmingBlanks))
+        guard values.count == 1, let only = values.first, let parsed = Self.decimal(only[...]) else {
+          throw Failure(reason: "an invalid Content-Length")
+        }
+        length = parsed
       }
       expectedLength = length
       if length == 0 {
@@ -312,6 +317,18 @@ struct HTTP1ResponseParser {
     }
     keepAlive = false
     stage = .untilClose
+  }
+
+  /// A Content-Length: 1 to 18 ASCII digits (so it fits an `Int`), nothing else.
+  private static func decimal(_ text: Substring) -> Int? {
+    let bytes = text.utf8
+    guard !bytes.isEmpty, bytes.count <= 18 else { return nil }
+    var value = 0
+    for byte in bytes {
+      guard (0x30...0x39).contains(byte) else { return nil }
+      value = value * 10 + Int(byte - 0x30)
+    }
+    return value
   }
 
   private static func chunkSize(_ line: [UInt8]) throws(Failure) -> Int {

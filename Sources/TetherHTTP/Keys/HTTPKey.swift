@@ -53,7 +53,9 @@ public struct HTTPKey<Parameters: Encodable & Sendable, Response: Sendable>: Sha
   public var id: ID {
     let url: String
     do {
-      url = try endpoint.url(relativeTo: client.baseURL, parameters).absoluteString
+      url = try endpoint.url(
+        relativeTo: client.baseURL, parameters, remembered: client.endpointURLs
+      ).absoluteString
     } catch {
       url = "invalid \(endpoint.path): \(error)"
     }
