@@ -1,5 +1,4 @@
 import Streams
-import Synchronization
 import TestSupport
 import Testing
 
@@ -21,7 +20,7 @@ import Testing
 
   @Test func cancelStopsTheIteration() async throws {
     let (stream, continuation) = AsyncStream<Int>.makeStream()
-    let terminated = Mutex(false)
+    let terminated = LockedState(false)
     continuation.onTermination = { _ in terminated.withLock { $0 = true } }
     let recorder = RecordingSubscriber<Int, Never>()
     stream.publisher.subscribe(recorder)

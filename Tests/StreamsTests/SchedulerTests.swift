@@ -1,6 +1,6 @@
 import Dispatch
 import Streams
-import Synchronization
+import TestSupport
 import Testing
 
 @Suite struct SchedulerTests {
@@ -58,9 +58,9 @@ import Testing
 
   @Test func dispatchQueueRepeatsUntilCancelled() async {
     let queue = DispatchQueue(label: "SchedulerTests.repeat")
-    let ticks = Mutex(0)
-    let third = Mutex<CheckedContinuation<Void, Never>?>(nil)
-    let timer = Mutex<(any Cancellable)?>(nil)
+    let ticks = LockedState(0)
+    let third = LockedState<CheckedContinuation<Void, Never>?>(nil)
+    let timer = LockedState<(any Cancellable)?>(nil)
     await withCheckedContinuation { continuation in
       third.withLock { $0 = continuation }
       let cancellable = queue.schedule(after: queue.now, interval: .milliseconds(1)) {
@@ -84,7 +84,7 @@ import Testing
 
   @Test func immediateSchedulerRunsEverythingAtOnceOnTheCallingThread() {
     let scheduler = ImmediateScheduler.shared
-    let log = Mutex<[String]>([])
+    let log = LockedState<[String]>([])
     scheduler.schedule { log.withLock { $0.append("now") } }
     scheduler.schedule(after: scheduler.now.advanced(by: .seconds(100))) {
       log.withLock { $0.append("later") }

@@ -184,7 +184,7 @@ private final class FreezeMeasurement: Sendable {
 
   private let client: HTTPClient
   private let url: URL
-  private let state = Mutex(State())
+  private let state = LockedState(State())
 
   init(_ client: HTTPClient, _ url: URL) {
     self.client = client

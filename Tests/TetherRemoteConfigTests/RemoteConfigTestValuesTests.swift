@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import TestSupport
 import Testing
 import Tether
@@ -73,7 +72,7 @@ import TetherTesting
 
 /// A source that only counts how often it is asked.
 private final class HTTPConfigSourceCounter: RemoteConfigSource, Sendable {
-  private let count = Mutex(0)
+  private let count = LockedState(0)
   var fetches: Int { count.withLock { $0 } }
   func fetch(_ request: ConfigFetchRequest) async throws -> ConfigFetchResult {
     count.withLock { $0 += 1 }

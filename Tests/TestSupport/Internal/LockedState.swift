@@ -8,16 +8,17 @@ import Synchronization
 /// false "Swift access races" on the protected state. An acquiring load at the start and a
 /// releasing increment at the end of each critical section, on an instrumented atomic, give TSan
 /// the ordering the mutex already guarantees. Mutual exclusion still comes from the `Mutex`.
-struct LockedState<State: ~Copyable>: ~Copyable, Sendable {
+public struct LockedState<State: ~Copyable>: ~Copyable, Sendable {
   private let mutex: Mutex<State>
   private let edge = Atomic<Int>(0)
 
-  init(_ initial: consuming sending State) {
+  /// A lock around `initial`.
+  public init(_ initial: consuming sending State) {
     mutex = Mutex(initial)
   }
 
   /// Runs `body` with exclusive access to the state; never call out to user code from it.
-  borrowing func withLock<Result: ~Copyable, E: Error>(
+  public borrowing func withLock<Result: ~Copyable, E: Error>(
     _ body: (inout sending State) throws(E) -> sending Result
   ) throws(E) -> sending Result {
     try mutex.withLock { (state: inout sending State) throws(E) -> sending Result in

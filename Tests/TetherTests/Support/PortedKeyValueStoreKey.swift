@@ -6,7 +6,7 @@
 // Do not edit it to make it compile: fix Tether instead.
 
 import Foundation
-import Synchronization
+import TestSupport
 import Tether
 
 /// A process-wide key-value store of encoded values that tells observers about changes.
@@ -18,7 +18,7 @@ public final class KeyValueStore: Sendable {
     var values: [String: Data] = [:]
     var observers: [UUID: (key: String, onChange: @Sendable (Data?) -> Void)] = [:]
   }
-  private let state = Mutex(State())
+  private let state = LockedState(State())
 
   /// An empty store.
   public init() {}

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import TestSupport
 import Tether
 
 /// A real versioned strategy for testing the key protocol's versions: an in-process store
@@ -17,7 +17,7 @@ final class RevisionStore: Sendable {
     /// The `SaveContext` of every save a key made, in order.
     var contexts: [SaveContext] = []
   }
-  private let state = Mutex(State())
+  private let state = LockedState(State())
 
   var text: String? { state.withLock { $0.text } }
   var revision: Int { state.withLock { $0.revision } }
