@@ -77,18 +77,17 @@ import TetherRemoteConfig
     #expect(restarted[.maxItems] == 8)
   }
 
-  @Test func startingFromACacheOf1000KeysIsQuick() async throws {
+  /// Every key of a large cache comes back on the next start. (How fast is the benchmark's
+  /// `config.start-cached-1000`, not a timed test.)
+  @Test func aCacheOf1000KeysComesBackWhole() async throws {
     let directory = try TemporaryDirectory()
     let cacheURL = directory.file("remote-config.json")
     let entries = (0..<1000).map { #""key_\#($0)": "value \#($0)""# }.joined(separator: ", ")
     let fixture = try await Fixture("{\(entries)}", cacheURL: cacheURL)
     try await fixture.config.fetchAndActivate()
-    let start = ContinuousClock.now
     let restarted = RemoteConfig(cacheURL: cacheURL)
-    let elapsed = ContinuousClock.now - start
     #expect(restarted.activeKeys.count == 1000)
+    #expect(restarted[ConfigKey<String>("key_0")] == "value 0")
     #expect(restarted[ConfigKey<String>("key_999")] == "value 999")
-    // A generous bound for a debug build; the release benchmark's target is 5 ms.
-    #expect(elapsed < .milliseconds(250))
   }
 }
