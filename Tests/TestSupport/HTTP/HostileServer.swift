@@ -335,10 +335,8 @@ final class HostileServerCore: Sendable {
   }
 
   private func acceptLoop() {
-    defer {
-      listener.close()
-      acceptLoopEnded.signal()
-    }
+    // `stop()` closes the listener once this loop ended (see `ServerCore.acceptLoop`).
+    defer { acceptLoopEnded.signal() }
     while !isStopped {
       guard let readable = try? listener.waitUntilReadable(timeout: .milliseconds(50)) else {
         return
@@ -359,23 +357,27 @@ final class HostileServerCore: Sendable {
       Thread.detachNewThread { [self] in
         let connection = HostileConnection(core: self, socket: socket, number: number)
         try? script(connection)
-        _ = state.withLock { $0.open.removeValue(forKey: number) }
-        socket.close()
+        // Unlisted and closed in one step, so `stop()` never shuts down a reused number.
+        state.withLock { state in
+          state.open.removeValue(forKey: number)
+          socket.close()
+        }
         threads.leave()
       }
     }
   }
 
   func stop() {
-    let open = state.withLock { state -> [Socket]? in
-      guard !state.isStopped else { return nil }
+    let wasRunning = state.withLock { state -> Bool in
+      guard !state.isStopped else { return false }
       state.isStopped = true
-      return Array(state.open.values)
+      // Inside the lock: a connection's thread closes its descriptor only under it.
+      for socket in state.open.values { socket.shutdown() }
+      return true
     }
-    guard let open else { return }
+    guard wasRunning else { return }
     listener.shutdown()
-    for socket in open { socket.shutdown() }
-    _ = acceptLoopEnded.wait(timeout: .now() + 2)
+    if acceptLoopEnded.wait(timeout: .now() + 2) == .success { listener.close() }
     _ = threads.wait(timeout: .now() + 2)
   }
 }

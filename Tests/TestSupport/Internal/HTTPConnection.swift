@@ -3,8 +3,9 @@ import Foundation
 
 /// Serves the requests of one accepted connection on its own thread.
 ///
-/// Only this thread reads, writes and closes the socket; `ServerCore.stop()` may shut it down
-/// and signal `waker` from outside, which ends any read, write or wait here promptly.
+/// Only this thread reads, writes and closes the socket (closing under the core's lock, as it
+/// leaves the list of open connections); `ServerCore.stop()` may shut it down and signal
+/// `waker` from outside, which ends any read, write or wait here promptly.
 final class HTTPConnection {
   private let core: ServerCore
   private let socket: Socket
@@ -119,8 +120,8 @@ final class HTTPConnection {
     case .stream(let stream):
       return try serveStream(stream, keepAlive: keepAlive)
     case .connectionReset:
-      socket.closeWithReset()
-      isClosed = true
+      // The close itself comes as the connection ends (see `ServerCore`), now with an RST.
+      socket.resetOnClose()
       return false
     case .closeWithoutResponse:
       return false

@@ -61,10 +61,10 @@ final class ServerCore: Sendable {
   var isStopped: Bool { stopped.load(ordering: .acquiring) }
 
   private func acceptLoop() {
-    defer {
-      listener.close()
-      acceptLoopEnded.signal()
-    }
+    // The listener is closed by `stop()` once this loop has ended, never here: `stop()` shuts
+    // it down after setting `isStopped`, and a descriptor closed in between could already
+    // belong to another test's socket by then.
+    defer { acceptLoopEnded.signal() }
     let resourcePause = DispatchSemaphore(value: 0)
     while !isStopped {
       // A short poll timeout: shutting down a listening socket does not wake a blocked
@@ -105,8 +105,12 @@ final class ServerCore: Sendable {
       Thread.detachNewThread { [self] in
         let connection = HTTPConnection(core: self, socket: socket, number: number, waker: waker)
         connection.run()
-        _ = state.withLock { $0.openConnections.removeValue(forKey: number) }
-        connection.closeSocket()
+        // Unlisted and closed in one step: `stop()` shuts down only listed descriptors, under
+        // the same lock, so it never reaches a number the system has handed out again.
+        state.withLock { state in
+          state.openConnections.removeValue(forKey: number)
+          connection.closeSocket()
+        }
         connectionThreads.leave()
       }
     }
@@ -118,15 +122,16 @@ final class ServerCore: Sendable {
       guard !state.isStopped else { return nil }
       state.isStopped = true
       stopped.store(true, ordering: .releasing)
+      // Inside the lock: a connection's thread closes its descriptor only under it.
+      for connection in state.openConnections.values { connection.socket.shutdown() }
       return Array(state.openConnections.values)
     }
     guard let open else { return }
     listener.shutdown()
-    for connection in open {
-      connection.socket.shutdown()
-      connection.waker.signal()
-    }
-    _ = acceptLoopEnded.wait(timeout: .now() + 2)
+    for connection in open { connection.waker.signal() }
+    // The loop no longer touches the listener once it ended; if it has not ended (a stall),
+    // the descriptor is left open rather than closed under it.
+    if acceptLoopEnded.wait(timeout: .now() + 2) == .success { listener.close() }
     _ = connectionThreads.wait(timeout: .now() + 2)
   }
 

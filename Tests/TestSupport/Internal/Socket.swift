@@ -144,12 +144,11 @@ struct Socket: Sendable, Hashable {
     _ = Self.platformClose(descriptor)
   }
 
-  /// Releases the descriptor so that the peer sees a connection reset (RST), not a close.
-  func closeWithReset() {
+  /// Makes the coming `close()` a connection reset (RST) for the peer, not an orderly close.
+  func resetOnClose() {
     var option = linger(l_onoff: 1, l_linger: 0)
     _ = setsockopt(
       descriptor, SOL_SOCKET, SO_LINGER, &option, socklen_t(MemoryLayout<linger>.size))
-    close()
   }
 
   private func disableSIGPIPE() {
