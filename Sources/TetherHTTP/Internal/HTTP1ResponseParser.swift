@@ -301,7 +301,8 @@ struct HTTP1ResponseParser {
       } else {
         // "5, 5" (a repeated header) is one length; "5, 6" is an attack or a broken proxy.
         let values = Set(lengthText.split(separator: ",").map(Self.trimmingBlanks))
-        guard values.count == 1, let only = values.first, let parsed = Self.decimal(only[...]) else {
+        guard values.count == 1, let only = values.first, let parsed = Self.decimal(only[...])
+        else {
           throw Failure(reason: "an invalid Content-Length")
         }
         length = parsed
