@@ -83,15 +83,17 @@ public struct AppStorageKey<Value: Sendable>: SharedKey, CustomStringConvertible
     let last = Lock(AppStorageLookup<Value>.fingerprint(store.object(forKey: key)))
     let changes = DefaultsChanges(defaults) {
       // Read while the file's lock is held; compared and delivered after.
-      UncheckedEntry(raw: defaults.store.object(forKey: key))
+      let raw = defaults.store.object(forKey: key)
+      return (
+        fingerprint: AppStorageLookup<Value>.fingerprint(raw), value: raw.flatMap(lookup.read)
+      )
     } changed: { entry in
-      let fingerprint = AppStorageLookup<Value>.fingerprint(entry.raw)
       let changed = last.withLock { last in
-        defer { last = fingerprint }
-        return last != fingerprint
+        defer { last = entry.fingerprint }
+        return last != entry.fingerprint
       }
       guard changed else { return }
-      if let value = entry.raw.flatMap(lookup.read) {
+      if let value = entry.value {
         subscriber.yield(value)
       } else {
         subscriber.yieldReturningInitialValue()
@@ -151,8 +153,8 @@ struct SendableDefaults: @unchecked Sendable {
   /// - Across processes: swift-corelibs-foundation writes the file in place, then reads it
   ///   back, and if another process wrote in between it re-applies its pending change to that
   ///   newer file and writes again. An older change then overwrote a newer one that the other
-  ///   process had already made and seen land (seen in two-process tests, one round in ten).
-  ///   A reload could also read a write half done. Holding the lock for the whole write and
+  ///   process had already made and seen land (a 40-turn two-process test lost one in 4 of 9
+  ///   runs). A reload could also read a write half done. Holding the lock for the whole write and
   ///   read-back, and for each reload, rules out both for processes that use Tether; a
   ///   process that writes the file without Tether is not held back.
   ///
@@ -171,13 +173,6 @@ struct SendableDefaults: @unchecked Sendable {
   }
 
   private static let synchronization = Lock(())
-}
-
-/// One stored entry as `UserDefaults` returned it (`nil`: missing), carried from the read
-/// under the file's lock to the comparison after it. `Any` is not `Sendable`, but the entry
-/// never crosses threads: ``DefaultsChanges`` hands it from `read` to `changed` in one call.
-struct UncheckedEntry: @unchecked Sendable {
-  let raw: Any?
 }
 
 /// How one value type is read from and written to a property-list entry.
