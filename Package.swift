@@ -20,18 +20,26 @@ let package = Package(
     .executable(name: "tether-bench", targets: ["TetherBench"]),
   ],
   targets: [
-    .target(name: "Streams"),
-    .target(name: "Tether", dependencies: ["Streams"]),
+    // Package-internal machinery every module shares (not a product): the lock, the ordered
+    // delivery primitive, back-off's engine, the serial write queue, JSON values and parser.
+    .target(name: "TetherSupport"),
+    .target(name: "Streams", dependencies: ["TetherSupport"]),
+    .target(name: "Tether", dependencies: ["Streams", "TetherSupport"]),
     // The one HTTP layer: only this module imports FoundationNetworking.
-    .target(name: "TetherHTTP", dependencies: ["Streams", "Tether"]),
-    .target(name: "TetherRemoteConfig", dependencies: ["Streams", "Tether", "TetherHTTP"]),
+    .target(name: "TetherHTTP", dependencies: ["Streams", "Tether", "TetherSupport"]),
+    .target(
+      name: "TetherRemoteConfig",
+      dependencies: ["Streams", "Tether", "TetherHTTP", "TetherSupport"]),
     // TetherRemoteConfig: for `EtcdConfigSource` (a `RemoteConfigSource`) and `JSONValue`.
     .target(
-      name: "TetherEtcd", dependencies: ["Streams", "Tether", "TetherHTTP", "TetherRemoteConfig"]),
+      name: "TetherEtcd",
+      dependencies: ["Streams", "Tether", "TetherHTTP", "TetherRemoteConfig", "TetherSupport"]),
     // Exactly the modules it imports: the trait, and the stand-ins for networked keys.
     .target(
       name: "TetherTesting",
-      dependencies: ["Streams", "Tether", "TetherHTTP", "TetherRemoteConfig", "TetherEtcd"]),
+      dependencies: [
+        "Streams", "Tether", "TetherHTTP", "TetherRemoteConfig", "TetherEtcd", "TetherSupport",
+      ]),
 
     .executableTarget(
       name: "Tour",
@@ -79,7 +87,9 @@ let package = Package(
     .testTarget(name: "StreamsTests", dependencies: ["Streams", "TestSupport"]),
     .testTarget(
       name: "TetherTests",
-      dependencies: ["Streams", "Tether", "TetherTesting", "TestSupport", "tether-test-child"]
+      dependencies: [
+        "Streams", "Tether", "TetherSupport", "TetherTesting", "TestSupport", "tether-test-child",
+      ]
     ),
     // The second process TetherHTTPTests measures peak memory in.
     .executableTarget(
@@ -90,14 +100,15 @@ let package = Package(
     .testTarget(
       name: "TetherHTTPTests",
       dependencies: [
-        "Streams", "Tether", "TetherHTTP", "TetherRemoteConfig", "TetherTesting", "TestSupport",
-        "tether-http-probe",
+        "Streams", "Tether", "TetherHTTP", "TetherRemoteConfig", "TetherSupport", "TetherTesting",
+        "TestSupport", "tether-http-probe",
       ]
     ),
     .testTarget(
       name: "TetherRemoteConfigTests",
       dependencies: [
-        "Streams", "Tether", "TetherHTTP", "TetherRemoteConfig", "TetherTesting", "TestSupport",
+        "Streams", "Tether", "TetherHTTP", "TetherRemoteConfig", "TetherSupport", "TetherTesting",
+        "TestSupport",
       ]
     ),
     // The second real process TetherEtcdTests launch (updaters, lease holders).

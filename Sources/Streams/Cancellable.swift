@@ -1,4 +1,5 @@
 import Synchronization
+import TetherSupport
 
 /// A protocol indicating that an activity or action supports cancellation.
 ///

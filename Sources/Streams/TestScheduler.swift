@@ -1,5 +1,6 @@
 import Dispatch
 import Synchronization
+import TetherSupport
 
 /// A scheduler whose clock only moves when a test moves it, so time-based operators can be
 /// tested against exact timelines without sleeping.

@@ -1,4 +1,5 @@
 import Streams
+import TetherSupport
 
 /// The stand-ins an isolated storage scope (a test's) gives to objects that would otherwise
 /// reach outside the process: an etcd cluster, a remote config.

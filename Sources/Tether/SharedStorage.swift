@@ -1,5 +1,6 @@
 import Streams
 import Synchronization
+import TetherSupport
 
 /// A storage scope: the references, in-memory values, files and strategy defaults that shared
 /// values see.

@@ -1,6 +1,7 @@
 import Foundation
 import Streams
 import Synchronization
+import TetherSupport
 
 /// A programmer error Tether detected: a continuation resumed twice or never, a key shared with
 /// two value types, a subscriber asking for no values.

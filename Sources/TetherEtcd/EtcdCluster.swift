@@ -3,6 +3,7 @@ import Streams
 import Tether
 import TetherHTTP
 import TetherRemoteConfig
+import TetherSupport
 
 /// An etcd cluster reached through its v3 JSON gateway: the endpoints, the credentials and the
 /// limits every `.etcd` key and ``EtcdConfigSource`` using it share.

@@ -1,5 +1,6 @@
 import Foundation
 import Streams
+import TetherSupport
 
 /// One operation of an HTTP API, declared once and typed: its method, its path template, how
 /// its parameters fill the URL, how its body is encoded and how its response is decoded.

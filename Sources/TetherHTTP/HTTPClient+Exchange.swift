@@ -1,6 +1,7 @@
 import Foundation
 import Streams
 import Tether
+import TetherSupport
 
 /// Something that answers a client's requests in the process, instead of a network: the seam
 /// TetherTesting's `HTTPStubTransport` and TetherEtcd's in-memory cluster plug into.

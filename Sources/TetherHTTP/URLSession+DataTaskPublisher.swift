@@ -2,6 +2,7 @@ import Foundation
 import Streams
 import Synchronization
 import Tether
+import TetherSupport
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking

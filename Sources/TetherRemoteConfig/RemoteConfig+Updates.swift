@@ -1,6 +1,7 @@
 import Streams
 import Synchronization
 import Tether
+import TetherSupport
 
 extension RemoteConfig {
   /// A ``ConfigUpdate`` for every activation that changed something, naming the changed keys.

@@ -3,6 +3,7 @@ import Foundation
 import Streams
 import Synchronization
 import Tether
+import TetherSupport
 
 /// A remote config client: fetches entries from a ``RemoteConfigSource``, activates them,
 /// caches the active config on disk, and serves typed lookups.

@@ -2,6 +2,7 @@ import Streams
 import Synchronization
 import Testing
 import Tether
+import TetherSupport
 
 /// A Swift Testing trait that runs each test in its own, empty shared-storage scope, and fails
 /// the test when Tether reports a misuse.

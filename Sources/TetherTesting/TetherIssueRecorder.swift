@@ -1,6 +1,7 @@
 import Streams
 import Synchronization
 import Tether
+import TetherSupport
 
 /// Collects the programmer errors Tether reports, so a test can assert on them.
 ///

@@ -5,6 +5,7 @@ import TestSupport
 import Testing
 import Tether
 import TetherHTTP
+import TetherSupport
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking

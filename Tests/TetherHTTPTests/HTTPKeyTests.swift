@@ -5,6 +5,7 @@ import TestSupport
 import Testing
 import Tether
 import TetherHTTP
+import TetherSupport
 
 @Suite struct HTTPKeyTests {
   static let events = Endpoint<ItemPath, NoBody, NoBody>.get("/items/{id}/events")

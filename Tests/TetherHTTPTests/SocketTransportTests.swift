@@ -3,6 +3,7 @@ import Streams
 import TestSupport
 import Testing
 import Tether
+import TetherSupport
 
 @testable import TetherHTTP
 

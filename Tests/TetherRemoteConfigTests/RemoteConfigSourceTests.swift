@@ -5,6 +5,7 @@ import TestSupport
 import Testing
 import Tether
 import TetherRemoteConfig
+import TetherSupport
 
 /// A custom source as the documentation describes one: entries in memory with a revision
 /// number, change notifications, and its own error type.

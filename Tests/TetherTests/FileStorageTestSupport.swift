@@ -2,6 +2,7 @@ import Foundation
 import Streams
 import Synchronization
 import Testing
+import TetherSupport
 
 @testable import Tether
 

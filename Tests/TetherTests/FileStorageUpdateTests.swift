@@ -3,6 +3,7 @@ import Streams
 import Synchronization
 import TestSupport
 import Testing
+import TetherSupport
 
 @testable import Tether
 

@@ -3,6 +3,7 @@ import Synchronization
 import TestSupport
 import Testing
 import Tether
+import TetherSupport
 import TetherTesting
 
 /// Both test cases write the same in-memory key at the same time, each in its own scope.

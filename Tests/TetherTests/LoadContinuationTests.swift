@@ -2,6 +2,7 @@ import Streams
 import Synchronization
 import Testing
 import Tether
+import TetherSupport
 import TetherTesting
 
 /// A key that resumes its load continuation twice: a programmer error Tether must report.

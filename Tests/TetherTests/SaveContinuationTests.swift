@@ -2,6 +2,7 @@ import Streams
 import Synchronization
 import Testing
 import Tether
+import TetherSupport
 import TetherTesting
 
 /// A key whose save resumes twice, or never, depending on `mode`: programmer errors.

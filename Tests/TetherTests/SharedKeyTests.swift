@@ -5,6 +5,7 @@ import Synchronization
 import TestSupport
 import Testing
 import Tether
+import TetherSupport
 import TetherTesting
 
 /// How Tether drives a custom `SharedKey`: through `TestKey`, a strategy written the way

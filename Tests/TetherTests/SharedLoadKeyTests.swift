@@ -3,6 +3,7 @@ import Streams
 import Synchronization
 import Testing
 import Tether
+import TetherSupport
 import TetherTesting
 
 /// Re-keying: `load(_:)` points a holder at another key.

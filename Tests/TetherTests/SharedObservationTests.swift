@@ -4,6 +4,7 @@ import Synchronization
 import TestSupport
 import Testing
 import Tether
+import TetherSupport
 import TetherTesting
 
 @Observable

@@ -3,6 +3,7 @@ import Streams
 import Synchronization
 import Testing
 import Tether
+import TetherSupport
 import TetherTesting
 
 /// What a swift-sharing user reaches for: conformances, derived readers, collections, spellings.

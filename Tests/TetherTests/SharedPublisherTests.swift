@@ -4,6 +4,7 @@ import Streams
 import Synchronization
 import Testing
 import Tether
+import TetherSupport
 import TetherTesting
 
 /// Collects what a sink receives.

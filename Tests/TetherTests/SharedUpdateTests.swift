@@ -2,6 +2,7 @@ import Streams
 import Synchronization
 import Testing
 import Tether
+import TetherSupport
 import TetherTesting
 
 /// An atomic key over a `TestStore` whose first update meets a conflict (fault injection):

@@ -3,6 +3,7 @@ import Synchronization
 import TestSupport
 import Testing
 import Tether
+import TetherSupport
 import TetherTesting
 
 @Suite(.isolatedSharedState)

@@ -2,6 +2,7 @@ import Streams
 import Synchronization
 import Testing
 import Tether
+import TetherSupport
 import TetherTesting
 
 /// What `withLock` guarantees when its body throws or touches the value it is mutating.

@@ -4,6 +4,7 @@ import Synchronization
 import TestSupport
 import Testing
 import Tether
+import TetherSupport
 import TetherTesting
 
 /// Plain-data values of at most 8 bytes are read from an atomic copy of their bytes, without

@@ -1,4 +1,5 @@
 import Foundation
+import TetherSupport
 
 extension NotificationCenter {
   /// Returns a publisher that emits the notifications this center posts with the given name

@@ -1,3 +1,5 @@
+import TetherSupport
+
 /// The subscription of operators whose downstream outlives one upstream (`catch`,
 /// `prepend`/`append`, `replaceError`): it counts the downstream's outstanding demand so a
 /// second upstream can be asked for exactly what the first one still owed.

@@ -1,3 +1,5 @@
+import TetherSupport
+
 /// How a ``GroupingCore`` groups its upstreams' values.
 @usableFromInline
 enum Grouping: Sendable {

@@ -1,3 +1,5 @@
+import TetherSupport
+
 /// The stage behind the operators that reduce a whole stream to at most one value: `reduce`,
 /// `tryReduce`, `last`, `contains`, `count`, `min`/`max`, `allSatisfy` and `ignoreOutput`.
 ///

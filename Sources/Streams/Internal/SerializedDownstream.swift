@@ -1,3 +1,5 @@
+import TetherSupport
+
 /// The downstream end of an operator whose events come from more than one thread: several
 /// upstreams (`merge`, `zip`, `flatMap`…) or scheduler actions (`debounce`, `receive(on:)`…).
 ///

@@ -1,4 +1,5 @@
 import Synchronization
+import TetherSupport
 
 /// The delivery engine shared by ``PassthroughSubject`` and ``CurrentValueSubject``.
 ///

@@ -1,4 +1,5 @@
 import Synchronization
+import TetherSupport
 
 /// Where a subscriber or an operator's subscription stands with its upstream.
 @usableFromInline

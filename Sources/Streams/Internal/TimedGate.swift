@@ -1,3 +1,5 @@
+import TetherSupport
+
 /// When a ``TimedGate`` lets a value through.
 enum TimedGating<Stride: Sendable>: Sendable {
   /// `debounce`: every value restarts a quiet period of `dueTime`; when one ends, the last

@@ -1,3 +1,5 @@
+import TetherSupport
+
 extension Publisher {
   /// Collects all received elements, and emits a single array of them when the upstream
   /// finishes.

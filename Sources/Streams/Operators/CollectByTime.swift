@@ -1,3 +1,5 @@
+import TetherSupport
+
 extension Publishers {
   /// How `collect(_:options:)` cuts its groups: at every tick of a scheduler, or also when a
   /// group reaches a count.

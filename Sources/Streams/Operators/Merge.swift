@@ -1,3 +1,5 @@
+import TetherSupport
+
 extension Publisher {
   /// Combines the values of this publisher and `other` into one stream, in the order they
   /// arrive.

@@ -1,3 +1,5 @@
+import TetherSupport
+
 extension Publisher {
   /// Prints log messages for every publisher event, for debugging.
   ///

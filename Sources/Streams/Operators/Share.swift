@@ -1,3 +1,5 @@
+import TetherSupport
+
 extension Publisher {
   /// Shares one subscription to this publisher among every subscriber of the result.
   ///

@@ -1,3 +1,5 @@
+import TetherSupport
+
 extension Publisher {
   /// Subscribes to the upstream publisher on the given scheduler, and sends it requests and
   /// cancellation there too.

@@ -1,3 +1,5 @@
+import TetherSupport
+
 extension Publisher where Output: Publisher, Output.Failure == Failure {
   /// Republishes the values of the most recent publisher this publisher produced, cancelling
   /// the previous one.

@@ -1,3 +1,5 @@
+import TetherSupport
+
 extension Publisher {
   /// Ends the stream if the upstream publishes nothing for `interval`: finishes, or fails
   /// with `customError()` when given, and cancels upstream.

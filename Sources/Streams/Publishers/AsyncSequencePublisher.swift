@@ -1,3 +1,5 @@
+import TetherSupport
+
 extension AsyncSequence where Self: Sendable, Element: Sendable {
   /// A publisher that iterates this asynchronous sequence as subscribers ask for elements.
   ///

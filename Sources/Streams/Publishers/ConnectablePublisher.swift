@@ -1,3 +1,5 @@
+import TetherSupport
+
 /// A publisher that starts producing only when told to connect, so that several subscribers
 /// can attach first.
 ///

@@ -1,3 +1,5 @@
+import TetherSupport
+
 /// A publisher that eventually produces a single value and then finishes, or fails.
 ///
 /// The closure runs once, when the future is created, and receives a promise to fulfil from

@@ -1,3 +1,5 @@
+import TetherSupport
+
 extension Publishers {
   /// A timer that needs no run loop: it publishes the scheduler's time every `interval`,
   /// from a repeating action on a `Scheduler` (a `DispatchQueue` in production, a

@@ -1,4 +1,5 @@
 import Synchronization
+import TetherSupport
 
 /// A publisher that emits an output to each subscriber just once, and then finishes.
 ///

@@ -1,3 +1,5 @@
+import TetherSupport
+
 extension Sequence {
   /// A publisher that emits the elements of this sequence on demand, then finishes.
   ///

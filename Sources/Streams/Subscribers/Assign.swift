@@ -1,3 +1,5 @@
+import TetherSupport
+
 extension Subscribers {
   /// A subscriber that assigns each received value to a property of an object.
   ///

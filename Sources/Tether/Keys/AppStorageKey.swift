@@ -1,5 +1,6 @@
 import Foundation
 import Streams
+import TetherSupport
 
 /// A key for a value stored in `UserDefaults`, as swift-sharing's `.appStorage`.
 ///

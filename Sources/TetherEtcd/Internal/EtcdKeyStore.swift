@@ -2,6 +2,7 @@ import Foundation
 import Streams
 import Tether
 import TetherHTTP
+import TetherSupport
 
 /// The whole life of one `.etcd` key in one process: what it knows of the stored version, its
 /// watch, its lease and its serial write queue.

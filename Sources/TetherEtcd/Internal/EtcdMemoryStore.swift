@@ -3,6 +3,7 @@ import Streams
 import Tether
 import TetherHTTP
 import TetherRemoteConfig
+import TetherSupport
 
 /// An etcd cluster in memory, answering the v3 JSON gateway's calls: what `.etcd` keys in an
 /// isolated scope talk to instead of a network (TetherTesting's `InMemoryEtcd` is its face).

@@ -2,6 +2,7 @@ import Foundation
 import Streams
 import Tether
 import TetherHTTP
+import TetherSupport
 
 /// The in-memory clusters of one isolated storage scope (a test's).
 ///

@@ -3,6 +3,7 @@ import Streams
 import Tether
 import TetherHTTP
 import TetherRemoteConfig
+import TetherSupport
 
 /// Runs one cluster value's shared watch stream: performs ``EtcdWatchMachine``'s actions and
 /// feeds it events. Kept small and dumb; every decision is the machine's.

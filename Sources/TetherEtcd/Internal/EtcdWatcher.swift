@@ -1,6 +1,7 @@
 import Foundation
 import Streams
 import Tether
+import TetherSupport
 
 /// A watch on a key (or a range of keys) that never misses or repeats a change: a
 /// registration on its cluster's shared stream (``EtcdWatchHub``).

@@ -1,6 +1,7 @@
 import Foundation
 import Streams
 import Tether
+import TetherSupport
 
 #if canImport(Glibc)
 import Glibc

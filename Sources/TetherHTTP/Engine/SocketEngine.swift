@@ -2,6 +2,7 @@ import Foundation
 import Streams
 import Synchronization
 import Tether
+import TetherSupport
 
 /// `http` and `https` on Tether's own event-driven engine: one ``OriginPools`` per origin
 /// (and proxy) for buffered requests, a ``ConnectionPool`` on each I/O thread; a connection

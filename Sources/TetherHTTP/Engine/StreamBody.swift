@@ -1,6 +1,7 @@
 import Foundation
 import Streams
 import Tether
+import TetherSupport
 
 /// The bounded buffer between a streamed body's socket and its consumer: backpressure.
 ///

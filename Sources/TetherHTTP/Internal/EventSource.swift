@@ -1,6 +1,7 @@
 import Foundation
 import Streams
 import Tether
+import TetherSupport
 
 /// One open `text/event-stream` response, read event by event as its consumer asks: the
 /// engine reads the socket only as fast as events are taken (``StreamBody``). Dropping it

@@ -1,6 +1,7 @@
 import Foundation
 import Streams
 import Tether
+import TetherSupport
 
 /// A response as it came off the wire: status, headers (lower-cased names) and body.
 struct RawHTTPResponse: Sendable {

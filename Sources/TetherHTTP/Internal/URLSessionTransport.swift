@@ -3,6 +3,7 @@ import Foundation
 import Streams
 import Synchronization
 import Tether
+import TetherSupport
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking

@@ -2,6 +2,7 @@ import Foundation
 import Streams
 import Synchronization
 import Tether
+import TetherSupport
 
 /// A shared value read from an HTTP endpoint and kept fresh: by conditional polling or by
 /// server-sent events.

@@ -2,6 +2,7 @@ import Foundation
 import Streams
 import Synchronization
 import Tether
+import TetherSupport
 
 /// A writable shared value backed by an HTTP resource: read like ``HTTPKey`` (one `GET`, then
 /// conditional polling or server-sent events) and saved with a `PUT` or `PATCH` endpoint that

@@ -1,5 +1,6 @@
 import Streams
 import Tether
+import TetherSupport
 
 /// The process's ``TLSContext``s, one per configuration, so that clients with the same TLS
 /// settings share one.

@@ -2,6 +2,7 @@ import Foundation
 import Streams
 import Tether
 import TetherHTTP
+import TetherSupport
 
 /// A config source that speaks Firebase Remote Config's wire protocol, so a Linux server or
 /// command-line tool reads a Firebase project's config with no Firebase SDK.

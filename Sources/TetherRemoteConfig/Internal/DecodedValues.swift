@@ -1,6 +1,7 @@
 import Streams
 import Synchronization
 import Tether
+import TetherSupport
 
 /// Identifies one decoded view of an entry: its name and the Swift type it was read as.
 ///

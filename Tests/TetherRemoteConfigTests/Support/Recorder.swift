@@ -2,6 +2,7 @@ import Streams
 import Synchronization
 import TestSupport
 import Tether
+import TetherSupport
 
 /// Collects what an `AsyncStream` or a publisher delivers, so a test can wait for the n-th
 /// value with a deadline instead of sleeping.

@@ -1,6 +1,7 @@
 import Streams
 import Synchronization
 import Tether
+import TetherSupport
 
 /// An error a test key reports on demand.
 struct TestKeyError: Error, Equatable {

@@ -2,6 +2,7 @@ import Foundation
 import Streams
 import Tether
 import TetherHTTP
+import TetherSupport
 
 /// One Firebase installation: the identity (FID) and the tokens a fetch needs.
 struct FirebaseInstallation: Sendable, Equatable {

@@ -2,6 +2,7 @@ import Foundation
 import Streams
 import Tether
 import TetherHTTP
+import TetherSupport
 
 /// The realtime stream of one ``FirebaseConfigSource``: `streamFetchInvalidations`, kept open
 /// and reopened for as long as a ``RemoteConfig`` watches the source.

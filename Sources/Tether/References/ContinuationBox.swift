@@ -1,5 +1,6 @@
 import Streams
 import Synchronization
+import TetherSupport
 
 /// The once-only heart of `LoadContinuation` and `SaveContinuation`.
 ///

@@ -1,4 +1,5 @@
 import Streams
+import TetherSupport
 
 #if canImport(Darwin)
 import Darwin

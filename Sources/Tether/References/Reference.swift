@@ -1,6 +1,7 @@
 import Observation
 import Streams
 import Synchronization
+import TetherSupport
 
 /// The one home of a shared value in a storage scope: its lock, its key, its observers.
 ///

@@ -1,5 +1,6 @@
 import Streams
 import Synchronization
+import TetherSupport
 
 /// One holder of a shared value (a `Shared` or `SharedReader` and its copies): the reference
 /// it reads and writes now, which `load(_:)` can re-point at another key.

@@ -1,6 +1,7 @@
 import Foundation
 import Streams
 import Synchronization
+import TetherSupport
 
 /// The engine behind every `FileStorageKey` on disk for one path: throttles and performs
 /// writes, watches the file, and tells subscribers about changes made by anyone else.

@@ -1,4 +1,5 @@
 import Streams
+import TetherSupport
 
 /// The references of one storage scope, by key type and key id.
 ///

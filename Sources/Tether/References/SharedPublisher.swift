@@ -1,5 +1,6 @@
 import Streams
 import Synchronization
+import TetherSupport
 
 /// The `Streams` publisher behind `Shared.publisher`: the current value on subscribe, then
 /// each change, in mutation order.

@@ -1,6 +1,7 @@
 import Foundation
 import Streams
 import Synchronization
+import TetherSupport
 
 /// The files of an isolated storage scope: an in-memory file system that `.fileStorage` keys
 /// created in the scope read and write instead of the disk.

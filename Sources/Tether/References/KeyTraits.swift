@@ -1,4 +1,5 @@
 import Streams
+import TetherSupport
 
 /// How the registry treats a key type beyond its type and id.
 struct KeyTraits: Sendable {

@@ -1,4 +1,5 @@
 import Streams
+import TetherSupport
 
 #if canImport(Glibc) || canImport(Musl)
 #if canImport(Glibc)

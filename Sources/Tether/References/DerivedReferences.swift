@@ -1,5 +1,6 @@
 import Streams
 import Synchronization
+import TetherSupport
 
 /// A reference whose value comes from a parent's: everything but the value (the root, the
 /// load state, loading, announcements) is the parent's.

@@ -1,6 +1,7 @@
 import Foundation
 import Streams
 import Synchronization
+import TetherSupport
 
 /// The one ``FileStorage`` per path of this process, whatever the value type of the keys that
 /// use it, so every write to a file from this process goes through one queue.

@@ -1,6 +1,7 @@
 import Foundation
 import Streams
 import Synchronization
+import TetherSupport
 
 /// The exclusive advisory lock (`flock`) on a file's sidecar `.NAME.tether-lock`, which every
 /// write of a file key takes, in every process.

@@ -1,4 +1,5 @@
 import Streams
+import TetherSupport
 
 /// A cancel action that runs at most once: on the first ``cancel()``, whichever thread calls
 /// it, or when the token is released without being cancelled.
