@@ -4,7 +4,7 @@ import Testing
 import Tether
 import TetherEtcd
 
-/// DESIGN "Versions: never overwrite what this holder has not seen", on a real three-member
+/// ARCHITECTURE.md, "Where versions are decided", on a real three-member
 /// cluster: a save writes over the `mod_revision` its value was derived from, and writes whose
 /// outcome is unknown are resolved, never reported as plain failures.
 // Serialized and heavy: three members each, killed and restarted, on two cores.

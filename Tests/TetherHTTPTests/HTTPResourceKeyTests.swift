@@ -53,7 +53,7 @@ import TetherHTTP
     #expect(resource.acceptedWrites == 0)
   }
 
-  /// DESIGN "Versions": a representation of someone else's that the key polled while the
+  /// ARCHITECTURE.md, "Where versions are decided": a representation of someone else's that the key polled while the
   /// `withLock` body ran (its delivery waits for the lock) is not the base of the save: the
   /// save carries `If-Match` of the version the body started from, and is refused.
   @Test func aRepresentationPolledWhileTheBodyRunsMakesTheSaveAConflict() async throws {

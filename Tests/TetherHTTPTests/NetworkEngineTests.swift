@@ -11,7 +11,7 @@ import TetherHTTP
 // Heavy: its bounds are times (or a flood that loads the CPU), so it takes its turn with the
 // tests that load the machine on purpose instead of running beside them.
 @Suite(.heavy) struct NetworkEngineTests {
-  /// The default per-origin connection cap (DESIGN, "The network engine"; issue 20).
+  /// The default per-origin connection cap (ARCHITECTURE.md, "The life of a request"; issue 20).
   static let defaultConnectionCap = 8
 
   // Guards: each pending request blocked a thread of the shared pool in `poll`; 16 requests

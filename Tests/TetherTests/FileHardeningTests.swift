@@ -5,7 +5,7 @@ import Testing
 
 @testable import Tether
 
-/// The file strategy's hardening rules (DESIGN.md, "Hardening rules", issue #9) through
+/// The file strategy's hardening rules (ARCHITECTURE.md, "Invariants each layer keeps", issue #9) through
 /// `@Shared(.fileStorage(…))`, on real files: permissions, special files, the size cap,
 /// symbolic links, the watch fallback, per-path bookkeeping, and sorted JSON keys.
 @Suite struct FileHardeningTests {

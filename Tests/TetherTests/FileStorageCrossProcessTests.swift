@@ -60,7 +60,7 @@ private let stormLength = 500
     #expect(await log.wait(for: { $0 == .value(12) }))
   }
 
-  /// DESIGN "Versions": a `.didSet` save carries the version its value was derived from
+  /// ARCHITECTURE.md, "Where versions are decided": a `.didSet` save carries the version its value was derived from
   /// (`SaveContext.version`). Here the holders were already told of another process's newer
   /// file, so the storage's own idea of the current version has moved on; the save's has not,
   /// and it must fail as a conflict, not write over the file nobody derived it from.

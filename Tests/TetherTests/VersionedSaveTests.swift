@@ -4,7 +4,7 @@ import Testing
 import Tether
 import TetherTesting
 
-/// DESIGN "Versions: never overwrite what this holder has not seen", through `@Shared` with a
+/// ARCHITECTURE.md, "Where versions are decided", through `@Shared` with a
 /// versioned key (`RevisionStoreKey`).
 @Suite(.isolatedSharedState)
 struct VersionedSaveTests {

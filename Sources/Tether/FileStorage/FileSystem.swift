@@ -40,7 +40,7 @@ struct Fingerprint: Equatable, Sendable {
 
 /// The POSIX file operations the file strategy needs, with `errno` kept for typed errors.
 ///
-/// The rules every file key keeps live here (DESIGN.md, "Hardening rules"): only regular files
+/// The rules every file key keeps live here (ARCHITECTURE.md, "Invariants each layer keeps", file storage): only regular files
 /// are read, never more than a size cap; a symbolic link at the path is followed and stays a
 /// link; new files get `0666 & ~umask` (or a key's tighter mode), existing ones keep their mode
 /// and owner; a file the process may not write is never replaced; and the identity recorded for
