@@ -2,7 +2,7 @@ import Foundation
 
 /// A ``FirebaseConfigSource``'s custom signals, as a value: Firebase's limits, the merge that
 /// ``FirebaseConfigSource/setCustomSignals(_:)`` performs, the form the fetch body carries, and
-/// whether a change still has to reach the server (FIREBASE-RC.md §2 and §5).
+/// whether a change still has to reach the server, as the Firebase SDKs treat them.
 ///
 /// - A key has 1 to 250 characters; a value is a string of at most 500 characters or a finite
 ///   number; `.null` in a merge removes the signal; there are at most 100 signals.

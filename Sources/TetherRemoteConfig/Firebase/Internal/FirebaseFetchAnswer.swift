@@ -2,7 +2,7 @@ import Foundation
 import TetherHTTP
 
 /// What a Firebase fetch answer means, as a value read from the status, headers and body, with
-/// no state and no I/O (FIREBASE-RC.md §2 and §5). The ``FirebaseConfigSource`` records what
+/// no state and no I/O, as the Firebase SDKs read it. The ``FirebaseConfigSource`` records what
 /// it implies (versions, ETag, back-off); a failure leaves the active values as they are.
 ///
 /// - 200 with `entries` is a template (`NO_TEMPLATE` and `EMPTY_CONFIG`: an empty one);

@@ -2,7 +2,7 @@ import Foundation
 import TetherHTTP
 
 /// Builds a ``FirebaseConfigSource``'s fetch request, as a value: the body the SDKs send and
-/// the headers, with no I/O (FIREBASE-RC.md §2).
+/// the headers, with no I/O.
 ///
 /// A poll of an unchanged installation repeats the last request, so the builder keeps it: the
 /// body is encoded again only when the installation's FID or auth token or the signals'

@@ -3,7 +3,7 @@ import TetherHTTP
 
 /// Whether a ``FirebaseConfigSource`` may fetch now, as a value: it takes the server's
 /// throttling answers and successes and answers with the error a fetch fails with while the
-/// back-off lasts, with no I/O and no clock of its own (FIREBASE-RC.md §2):
+/// back-off lasts, with no I/O and no clock of its own, by the Firebase SDKs' rules:
 ///
 /// - 429, 500, 503 and 504 start an exponential back-off: the first wait is the source's
 ///   `throttleBackoff`, doubled for each further throttling answer in a row, randomized
