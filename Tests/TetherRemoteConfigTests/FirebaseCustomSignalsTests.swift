@@ -126,3 +126,53 @@ import TetherRemoteConfig
     #expect(source.customSignals.isEmpty)
   }
 }
+
+/// The signals as a value: the pending change that bypasses the ETag, and the wire form.
+extension FirebaseCustomSignalsTests {
+  @Test func aChangeIsPendingUntilTheServerAnswersAFetchThatCarriedIt() throws {
+    var signals = FirebaseCustomSignals(validAmong: ["plan": "free"])
+    #expect(signals.generation == 0 && !signals.changePending)
+    #expect(try signals.merge(["plan": "free"]) == false)  // the same value: no change
+    #expect(signals.generation == 0 && !signals.changePending)
+    #expect(try signals.merge(["plan": "pro"]))
+    let sent = signals.generation
+    // Changed again while that fetch was out: its answer leaves the newer change pending.
+    #expect(try signals.merge(["seats": 3]))
+    signals.reachedServer(generation: sent)
+    #expect(signals.changePending)
+    signals.reachedServer(generation: signals.generation)
+    #expect(!signals.changePending)
+    #expect(signals.values == ["plan": "pro", "seats": 3])
+  }
+
+  @Test func theFetchFieldSendsEveryValueAsText() {
+    let signals = FirebaseCustomSignals(validAmong: [
+      "plan": "pro", "seats": 5, "whole": 2.0, "ratio": 2.5, "huge": 1e20, "debt": -3,
+    ])
+    #expect(
+      signals.fetchField == [
+        "plan": "pro", "seats": "5", "whole": "2", "ratio": "2.5", "huge": "1e+20", "debt": "-3",
+      ])
+  }
+
+  @Test func invalidInitialSignalsAreLeftOut() {
+    let signals = FirebaseCustomSignals(validAmong: [
+      "plan": "pro", "flag": true, "infinite": .double(.infinity),
+      "long": .string(String(repeating: "v", count: 501)),
+    ])
+    #expect(signals.values == ["plan": "pro"])
+  }
+
+  @Test func aMergeOverAHundredSignalsChangesNothing() {
+    var signals = FirebaseCustomSignals(validAmong: [:])
+    var many: [String: JSONValue] = [:]
+    for index in 0..<101 { many["s\(index)"] = .int(index) }
+    #expect(
+      throws: FirebaseConfigSourceError.invalidCustomSignal(
+        key: "s0", reason: "at most 100 signals")
+    ) {
+      _ = try signals.merge(many)
+    }
+    #expect(signals.values.isEmpty && signals.generation == 0 && !signals.changePending)
+  }
+}

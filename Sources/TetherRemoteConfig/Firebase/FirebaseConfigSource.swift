@@ -62,49 +62,23 @@ public final class FirebaseConfigSource: CacheAttachedSource {
   public let endpoints: FirebaseEndpoints
 
   struct State: Sendable {
-    var customSignals: [String: JSONValue]
-    /// Whether the signals changed since the last fetch that reached the server.
-    var signalsChanged = false
-    var signalsGeneration = 0
+    var signals: FirebaseCustomSignals
+    var throttle: FirebaseFetchThrottle
     /// The newest template version fetched or known from the config.
     var knownVersion = 0
     var lastETag: String?
     /// A version the realtime stream announced that no fetch has returned yet.
     var realtimeTarget: Int?
-    var throttleCount = 0
-    var throttledUntil: Date?
-    var throttleError: RemoteConfigError?
     var markStale: (@Sendable () -> Void)?
     var realtimeState = FirebaseRealtimeState.off
-    /// The last fetch body built, and what it was built from: polls with the same
-    /// installation and signals send the same bytes without encoding them again.
-    var fetchBody: FetchBody?
-    /// The last fetch request and what it was built from: a poll repeats it unchanged.
-    var fetchRequest: CachedFetchRequest?
-  }
-
-  /// A fetch request body and the installation and signals it carries.
-  struct CachedFetchRequest: Sendable {
-    var body: Data
-    var authToken: String
-    var etag: String?
-    var type: String
-    var timeout: TimeInterval
-    var request: HTTPRequest
-  }
-
-  struct FetchBody: Sendable {
-    var fid: String
-    var authToken: String
-    var signalsGeneration: Int
-    var data: Data
   }
 
   let state: Lock<State>
+  /// The last fetch request, which a poll of an unchanged installation repeats; apart from
+  /// `state` so that encoding a body never holds up readers of the status.
+  let requests: Lock<FirebaseFetchRequestBuilder>
   let installations: FirebaseInstallations
   let client: HTTPClient
-  /// The fetch endpoint with its escaped path and API key: the same for every fetch.
-  let fetchURL: URL
   let realtimeSubject = CurrentValueSubject<FirebaseRealtimeState, Never>(.off)
 
   /// Creates a source for one Firebase app.
@@ -136,14 +110,15 @@ public final class FirebaseConfigSource: CacheAttachedSource {
     self.throttleBackoff = max(0.001, throttleBackoff)
     self.endpoints = endpoints
     state = Lock(
-      State(customSignals: customSignals.filter { Self.problem(with: $0.value) == nil }))
+      State(
+        signals: FirebaseCustomSignals(validAmong: customSignals),
+        throttle: FirebaseFetchThrottle(initialBackoff: self.throttleBackoff)))
+    requests = Lock(
+      FirebaseFetchRequestBuilder(
+        root: endpoints.remoteConfig, apiKey: apiKey, projectID: projectID,
+        namespace: namespace, appID: appID, app: app, sdkVersion: Self.sdkVersion))
     installations = FirebaseInstallations(
       apiKey: apiKey, projectID: projectID, appID: appID, root: endpoints.installations)
-    fetchURL = FirebaseEndpoints.url(
-      endpoints.remoteConfig,
-      "/v1/projects/\(FirebaseEndpoints.escape(projectID))/namespaces/"
-        + "\(FirebaseEndpoints.escape(namespace)):fetch",
-      query: [("key", apiKey)])
     client = HTTPClient(
       baseURL: endpoints.remoteConfig, headers: [:],
       sensitiveHeaders: ["x-goog-api-key", "x-goog-firebase-installations-auth"],
@@ -153,7 +128,7 @@ public final class FirebaseConfigSource: CacheAttachedSource {
   // MARK: - Custom signals
 
   /// The custom signals sent with every fetch.
-  public var customSignals: [String: JSONValue] { state.withLock { $0.customSignals } }
+  public var customSignals: [String: JSONValue] { state.withLock { $0.signals.values } }
 
   /// Merges `signals` into the custom signals (a `.null` value removes that signal); the next
   /// fetch sends them, ignoring the ETag and the ``RemoteConfig``'s minimum fetch interval.
@@ -171,51 +146,12 @@ public final class FirebaseConfigSource: CacheAttachedSource {
   public func setCustomSignals(
     _ signals: [String: JSONValue]
   ) throws(FirebaseConfigSourceError) {
-    for (key, value) in signals.sorted(by: { $0.key < $1.key }) {
-      if key.isEmpty || key.count > 250 {
-        throw .invalidCustomSignal(key: key, reason: "a key has 1 to 250 characters")
-      }
-      if let problem = Self.problem(with: value) {
-        throw .invalidCustomSignal(key: key, reason: problem)
-      }
-    }
+    try FirebaseCustomSignals.validate(signals)
     let markStale = try state.withLock {
       state throws(FirebaseConfigSourceError) -> (@Sendable () -> Void)? in
-      var merged = state.customSignals
-      for (key, value) in signals {
-        if value == .null { merged.removeValue(forKey: key) } else { merged[key] = value }
-      }
-      if merged.count > 100 {
-        throw .invalidCustomSignal(
-          key: signals.keys.sorted().first ?? "", reason: "at most 100 signals")
-      }
-      guard merged != state.customSignals else { return nil }
-      state.customSignals = merged
-      state.signalsChanged = true
-      state.signalsGeneration += 1
-      return state.markStale
+      try state.signals.merge(signals) ? state.markStale : nil
     }
     markStale?()
-  }
-
-  /// A signal as the SDKs send it: a string as is, a number as its decimal text.
-  static func signalText(_ value: JSONValue) -> String {
-    switch value {
-    case .string(let text): text
-    case .int(let number): String(number)
-    case .double(let number):
-      number == number.rounded() && abs(number) < 1e15 ? String(Int64(number)) : String(number)
-    default: value.jsonText
-    }
-  }
-
-  private static func problem(with value: JSONValue) -> String? {
-    switch value {
-    case .string(let text): text.count > 500 ? "a value has at most 500 characters" : nil
-    case .int, .null: nil
-    case .double(let number): number.isFinite ? nil : "a number must be finite"
-    default: "a value is a string or a number (null removes the signal)"
-    }
   }
 
   // MARK: - Status
@@ -227,7 +163,7 @@ public final class FirebaseConfigSource: CacheAttachedSource {
 
   /// When the current throttling back-off ends, or `nil` when the source is not throttled.
   public var throttledUntil: Date? {
-    state.withLock { state in state.throttledUntil.flatMap { $0 > Date() ? $0 : nil } }
+    state.withLock { $0.throttle.throttledUntil(at: Date()) }
   }
 
   /// Where the realtime connection stands now.
@@ -285,12 +221,7 @@ public final class FirebaseConfigSource: CacheAttachedSource {
       if let number = request.previousVersion?.number {
         state.knownVersion = max(state.knownVersion, number)
       }
-      guard let until = state.throttledUntil, until > now else { return nil }
-      let remaining = until.timeIntervalSince(now).rounded(.up)
-      return switch state.throttleError {
-      case .serverError(let status, _)?: .serverError(status: status, retryAfter: remaining)
-      default: .throttled(status: 429, retryAfter: remaining)
-      }
+      return state.throttle.refusal(at: now)
     }
     if let throttled { throw throttled }
     var attempt = 1
@@ -342,11 +273,15 @@ public final class FirebaseConfigSource: CacheAttachedSource {
     }
     var tokenRefreshed = false
     while true {
-      let (body, generation, ignoreETag, realtimeFetch) = fetchBody(for: installation)
-      let etag = ignoreETag ? nil : request.previousVersion?.etag
-      let httpRequest = cachedFetchRequest(
-        installation, body: body, etag: etag,
-        type: realtimeFetch ? "REALTIME/\(attempt)" : "BASE/\(attempt)", timeout: request.timeout)
+      let (signals, realtimeFetch) = state.withLock { ($0.signals, $0.realtimeTarget != nil) }
+      // Changed signals must reach the server: no ETag, so no "not modified".
+      let etag = signals.changePending ? nil : request.previousVersion?.etag
+      let type = FirebaseFetchRequestBuilder.fetchType(realtime: realtimeFetch, attempt: attempt)
+      let httpRequest = requests.withLock {
+        $0.request(
+          fid: installation.fid, authToken: installation.authToken, signals: signals,
+          etag: etag, type: type, timeout: request.timeout)
+      }
       let response: HTTPResponseMessage
       do {
         response = try await client.response(for: httpRequest)
@@ -359,182 +294,36 @@ public final class FirebaseConfigSource: CacheAttachedSource {
         installation = try await installations.installation(rejecting: installation.authToken)
         continue
       }
-      return try interpret(response, signalsGeneration: generation)
+      return try record(FirebaseFetchAnswer(response), signalsGeneration: signals.generation)
     }
   }
 
-  /// The fetch body for `installation` and the current signals (built again only when either
-  /// changed), with the signals' generation and the fetch's flags, read in one critical
-  /// section.
-  private func fetchBody(
-    for installation: FirebaseInstallation
-  ) -> (body: Data, generation: Int, ignoreETag: Bool, realtimeFetch: Bool) {
-    let (cached, signals, generation, ignoreETag, realtimeFetch) = state.withLock { state in
-      let body = state.fetchBody.flatMap { body in
-        body.fid == installation.fid && body.authToken == installation.authToken
-          && body.signalsGeneration == state.signalsGeneration ? body.data : nil
-      }
-      return (
-        body, state.customSignals, state.signalsGeneration, state.signalsChanged,
-        state.realtimeTarget != nil
-      )
-    }
-    if let cached { return (cached, generation, ignoreETag, realtimeFetch) }
-    var fields = app.fetchFields
-    fields["app_instance_id"] = .string(installation.fid)
-    fields["app_instance_id_token"] = .string(installation.authToken)
-    fields["app_id"] = .string(appID)
-    fields["sdk_version"] = .string(Self.sdkVersion)
-    // Every SDK sends the signals as a map of strings (numbers as their decimal text), and
-    // Firebase rejects any other JSON type with 400.
-    fields["custom_signals"] = .object(signals.mapValues { .string(Self.signalText($0)) })
-    let data = JSONValue.object(fields).jsonData()
-    state.withLock { state in
-      state.fetchBody = FetchBody(
-        fid: installation.fid, authToken: installation.authToken,
-        signalsGeneration: generation, data: data)
-    }
-    return (data, generation, ignoreETag, realtimeFetch)
-  }
-
-  /// ``fetchRequest(_:body:etag:type:timeout:)``, reused while its inputs stay the same (every
-  /// poll of an unchanged installation): building the headers is most of a 304's own cost.
-  private func cachedFetchRequest(
-    _ installation: FirebaseInstallation, body: Data, etag: String?,
-    type: String, timeout: TimeInterval
-  ) -> HTTPRequest {
-    let cached = state.withLock { state -> HTTPRequest? in
-      guard let last = state.fetchRequest, last.authToken == installation.authToken,
-        last.etag == etag, last.type == type, last.timeout == timeout, last.body == body
-      else { return nil }
-      return last.request
-    }
-    if let cached { return cached }
-    let request = fetchRequest(installation, body: body, etag: etag, type: type, timeout: timeout)
-    state.withLock {
-      $0.fetchRequest = CachedFetchRequest(
-        body: body, authToken: installation.authToken, etag: etag, type: type, timeout: timeout,
-        request: request)
-    }
-    return request
-  }
-
-  private func fetchRequest(
-    _ installation: FirebaseInstallation, body: Data, etag: String?,
-    type: String, timeout: TimeInterval
-  ) -> HTTPRequest {
-    HTTPRequest(
-      method: .post, url: fetchURL,
-      headers: [
-        "Content-Type": "application/json",
-        "If-None-Match": etag ?? "*",
-        "X-Goog-Firebase-Installations-Auth": installation.authToken,
-        "X-Firebase-RC-Fetch-Type": type,
-      ],
-      body: body, timeout: .milliseconds(Int64(max(0.001, min(timeout, 86_400)) * 1000)))
-  }
-
-  /// What a fetch answer means; records versions, ETag and the throttling state.
-  private func interpret(
-    _ response: HTTPResponseMessage, signalsGeneration: Int
+  /// Records what `answer` implies (versions, ETag, the back-off, signals that reached the
+  /// server) and returns the fetch's result, or throws its error.
+  private func record(
+    _ answer: FirebaseFetchAnswer, signalsGeneration: Int
   ) throws -> ConfigFetchResult {
-    let now = Date()
-    var status = response.status
-    var object: [String: JSONValue] = [:]
-    if status == 200 {
-      guard case .object(let parsed)? = try? JSONValue(parsing: response.body) else {
-        throw RemoteConfigError.malformedJSON("a Firebase fetch answer is a JSON object")
-      }
-      object = parsed
-      // A 200 that carries an error object is a failed fetch (the iOS SDK checks for it), not
-      // an empty template.
-      if case .object(let error)? = object["error"] {
-        throw RemoteConfigError.source(
-          FirebaseConfigSourceError.serviceError(
-            code: Self.templateVersion(error["code"]),
-            status: error["status"].flatMap {
-              if case .string(let text) = $0 { text } else { nil }
-            },
-            message: error["message"].flatMap {
-              if case .string(let text) = $0 { text } else { nil }
-            }))
-      }
-      if object["state"] == .string("INSTANCE_STATE_UNSPECIFIED") { status = 500 }
-      if object["state"] == .string("NO_CHANGE") { status = 304 }
-    }
-    if [429, 500, 503, 504].contains(status) {
-      let error = state.withLock { state -> RemoteConfigError in
-        state.throttleCount += 1
-        let backoff = Backoff(
-          initial: .milliseconds(Int64(min(max(0, throttleBackoff), 4 * 60 * 60) * 1000)),
-          maximum: .seconds(4 * 60 * 60), jitter: .equal)
-        let delay =
-          backoff.delay(
-            afterFailures: state.throttleCount,
-            retryAfter: response.retryAfter.map { .milliseconds(Int64($0 * 1000)) })
-          ?? backoff.maximum
-        let wait = delay.timeInterval
-        state.throttledUntil = now.addingTimeInterval(wait)
-        let error: RemoteConfigError =
-          status == 429
-          ? .throttled(status: 429, retryAfter: wait)
-          : .serverError(status: status, retryAfter: wait)
-        state.throttleError = error
-        return error
-      }
+    let (version, etag): (Int?, String?)
+    switch answer {
+    case .failure(let error):
       throw error
+    case .throttling(let status, let retryAfter):
+      let now = Date()
+      throw state.withLock {
+        $0.throttle.throttled(status: status, retryAfter: retryAfter, at: now)
+      }
+    case .notModified(let answered, let tag), .template(_, let answered, let tag):
+      (version, etag) = (answered, tag)
     }
-    guard status == 200 || status == 304 else {
-      throw Self.error(status: status, retryAfter: response.retryAfter)
-    }
-    let version = Self.templateVersion(object["templateVersion"])
-    let etag = Self.validETag(response.header("etag"))
     state.withLock { state in
-      state.throttleCount = 0
-      state.throttledUntil = nil
-      state.throttleError = nil
-      if state.signalsGeneration == signalsGeneration { state.signalsChanged = false }
+      state.throttle.answered()
+      state.signals.reachedServer(generation: signalsGeneration)
       if let version { state.knownVersion = max(state.knownVersion, version) }
       if let etag { state.lastETag = etag }
     }
-    if status == 304 { return .notModified }
-    var entries: [String: JSONValue] = [:]
-    switch object["state"] {
-    case .string("NO_TEMPLATE")?, .string("EMPTY_CONFIG")?: break
-    default:
-      if case .object(let values)? = object["entries"] { entries = values }
-    }
+    guard case .template(let entries, _, _) = answer else { return .notModified }
     return .modified(
       ConfigPayload(entries: entries, version: ConfigVersion(etag: etag, number: version)))
-  }
-
-  /// `"42"` or `42` → 42, when it is a sane version number.
-  static func templateVersion(_ value: JSONValue?) -> Int? {
-    let number: Int? =
-      switch value {
-      case .string(let text)?: Int(text)
-      case .int(let value)?: value
-      default: nil
-      }
-    return number.flatMap { $0 >= 0 ? $0 : nil }
-  }
-
-  /// The ETag as sent (Firebase's are not always quoted), when it is printable and bounded.
-  static func validETag(_ value: String?) -> String? {
-    guard let value, !value.isEmpty, value.utf8.count <= 1024,
-      value.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value < 0x7F })
-    else { return nil }
-    return value
-  }
-
-  /// The config error for a Firebase HTTP status that is neither success nor throttling.
-  static func error(status: Int, retryAfter: Double?) -> RemoteConfigError {
-    switch status {
-    case 401, 403: .unauthorized(status: status)
-    case 429: .throttled(status: 429, retryAfter: retryAfter)
-    case 500..<600: .serverError(status: status, retryAfter: retryAfter)
-    default: .unexpectedStatus(status)
-    }
   }
 
   // MARK: - Used by the realtime connection

@@ -182,7 +182,7 @@ actor FirebaseInstallations {
       attempt += 1
     }
     guard response.status == 200 || response.status == 201 else {
-      throw FirebaseConfigSource.error(status: response.status, retryAfter: response.retryAfter)
+      throw FirebaseFetchAnswer.error(status: response.status, retryAfter: response.retryAfter)
     }
     guard case .object(let object)? = try? JSONValue(parsing: response.body) else {
       throw RemoteConfigError.malformedJSON("the Installations answer is not a JSON object")

@@ -91,7 +91,7 @@ final class FirebaseRealtimeConnection: Sendable {
       response = try await open(installation)
     }
     guard response.status == 200 else {
-      let error = FirebaseConfigSource.error(status: response.status, retryAfter: nil)
+      let error = FirebaseFetchAnswer.error(status: response.status, retryAfter: nil)
       return RealtimeReconnection.isRetryable(status: response.status)
         ? .failed(error) : .refused(error)
     }
@@ -106,7 +106,7 @@ final class FirebaseRealtimeConnection: Sendable {
             // A 200 whose body is an error object: the status inside decides, as for a
             // refused connection.
             let status = Self.number(error["code"]).map { Int(exactly: $0) ?? 0 } ?? 0
-            let reason = FirebaseConfigSource.error(status: status, retryAfter: nil)
+            let reason = FirebaseFetchAnswer.error(status: status, retryAfter: nil)
             return RealtimeReconnection.isRetryable(status: status)
               ? .ended(reason) : .refused(reason)
           }
