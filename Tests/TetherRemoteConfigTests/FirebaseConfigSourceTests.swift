@@ -48,7 +48,7 @@ func firebaseSource(
     #expect(fetch.header("Content-Type") == "application/json")
     #expect(fetch.header("X-Firebase-RC-Fetch-Type") == "BASE/1")
     #expect(fetch.header("X-Goog-Firebase-Installations-Auth")?.isEmpty == false)
-    // The fetch's header set is the SDKs' (FIREBASE-RC.md, "Fetch"), plus what HTTP itself
+    // The fetch's header set is the Firebase SDKs' own, plus what HTTP itself
     // needs; nothing else is sent.
     let names = Set(fetch.headerFields.map { $0.name.lowercased() })
     #expect(

@@ -3,7 +3,7 @@ import TetherHTTP
 
 /// When a realtime connection reconnects, as a value: it takes what happened to the last
 /// connection and answers what to do next, with no I/O and no clock of its own, so that every
-/// rule is tested without a socket (the SDKs' rules, FIREBASE-RC.md §3 and §5):
+/// rule is tested without a socket (the Firebase SDKs' realtime reconnection rules):
 ///
 /// - a stream that was open and then ended or dropped reconnects soon (within a second,
 ///   jittered so that clients a server restart dropped together come back apart);
