@@ -58,7 +58,7 @@ extension RemoteConfig {
       let id = state.nextObserverID
       state.nextObserverID += 1
       state.observers[id] = observer
-      state.deliveries.append(([observer], .registered))
+      delivery.append(([observer], .registered), to: &state.deliveries)
       return id
     }
     deliver()
@@ -72,33 +72,24 @@ extension RemoteConfig {
   func enqueue(_ event: ConfigEvent, in state: inout State) {
     let targets = state.observers.values.filter { $0.wants(event) }
     if case .changed(let names, true) = event {
-      state.deliveries.append(([], .changed(names, activation: true)))
+      delivery.append(([], .changed(names, activation: true)), to: &state.deliveries)
     }
-    if !targets.isEmpty { state.deliveries.append((targets, event)) }
+    if !targets.isEmpty { delivery.append((targets, event), to: &state.deliveries) }
   }
 
   /// Delivers queued events outside the lock. One caller delivers at a time, so events reach
   /// each observer in order; a change made by an observer is queued behind the current event.
   func deliver() {
-    let isDeliverer = state.withLock { state in
-      guard !state.delivering, !state.deliveries.isEmpty else { return false }
-      state.delivering = true
-      return true
-    }
-    guard isDeliverer else { return }
-    while true {
-      let next = state.withLock { state -> (targets: [ConfigObserver], event: ConfigEvent)? in
-        guard !state.deliveries.isEmpty else {
-          state.delivering = false
-          return nil
+    guard state.withLock({ delivery.claimQueued(in: &$0.deliveries) }) else { return }
+    delivery.drain(
+      take: { batch in
+        state.withLock { delivery.take(from: &$0.deliveries, into: &batch) ? () : nil }
+      },
+      deliver: { next, _ in
+        if next.targets.isEmpty, case .changed(let names, true) = next.event {
+          updateSubject.send(ConfigUpdate(updatedKeys: names))
         }
-        return state.deliveries.removeFirst()
-      }
-      guard let next else { return }
-      if next.targets.isEmpty, case .changed(let names, true) = next.event {
-        updateSubject.send(ConfigUpdate(updatedKeys: names))
-      }
-      for observer in next.targets { observer.handle(next.event) }
-    }
+        for observer in next.targets { observer.handle(next.event) }
+      })
   }
 }

@@ -62,11 +62,12 @@ public final class RemoteConfig: Sendable {
 
     var observers: [Int: ConfigObserver] = [:]
     var nextObserverID = 0
-    var deliveries: [(targets: [ConfigObserver], event: ConfigEvent)] = []
-    var delivering = false
+    var deliveries = DeliveryQueue<(targets: [ConfigObserver], event: ConfigEvent)>()
   }
 
   let state = Lock(State())
+  /// Who delivers `deliveries` (see `OrderedDelivery`).
+  let delivery = OrderedDelivery()
   /// Serializes cache writes; holds the serial number of the activation last written.
   let cacheWriter = Lock<Int>(0)
   let updateSubject = PassthroughSubject<ConfigUpdate, Never>()

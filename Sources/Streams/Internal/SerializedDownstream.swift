@@ -27,8 +27,7 @@ final class SerializedDownstream<Downstream: Subscriber>: Sendable {
   @usableFromInline
   struct State {
     @usableFromInline var downstream: Downstream?
-    @usableFromInline var queue: [Event] = []
-    @usableFromInline var isDelivering = false
+    @usableFromInline var queue = DeliveryQueue<Event>()
     /// A completion was sent, or the subscriber cancelled: later events are dropped.
     @usableFromInline var isClosed = false
 
@@ -36,6 +35,8 @@ final class SerializedDownstream<Downstream: Subscriber>: Sendable {
   }
 
   @usableFromInline let state: Lock<State>
+  /// Who delivers (see `OrderedDelivery`).
+  @usableFromInline let delivery = OrderedDelivery()
 
   @inlinable
   init(_ downstream: Downstream) {
@@ -67,10 +68,7 @@ final class SerializedDownstream<Downstream: Subscriber>: Sendable {
     state.withLockUnchecked { state -> Bool in
       guard !state.isClosed else { return false }
       if case .completion = event { state.isClosed = true }
-      state.queue.append(event)
-      guard !state.isDelivering else { return false }
-      state.isDelivering = true
-      return true
+      return delivery.enqueue(event, in: &state.queue)
     }
   }
 
@@ -93,15 +91,8 @@ final class SerializedDownstream<Downstream: Subscriber>: Sendable {
   func enqueue(value: Input) -> Claim {
     state.withLockUnchecked { state -> Claim in
       guard !state.isClosed, let downstream = state.downstream else { return .none }
-      guard !state.isDelivering else {
-        state.queue.append(.value(value))
-        return .none
-      }
-      state.isDelivering = true
-      guard state.queue.isEmpty else {
-        state.queue.append(.value(value))
-        return .deliverQueue
-      }
+      // While nobody delivers nothing is queued, so the value goes first.
+      guard delivery.claim(orQueue: .value(value), in: &state.queue) else { return .none }
       return .direct(downstream)
     }
   }
@@ -113,14 +104,8 @@ final class SerializedDownstream<Downstream: Subscriber>: Sendable {
   @inlinable
   func deliver(_ value: Input, to downstream: Downstream) -> Subscribers.Demand {
     let added = downstream.receive(value)
-    // Nearly always nothing was queued meanwhile: hand delivery back in one lock round trip
-    // that returns a plain flag, without the queue-draining loop.
-    let drained = state.withLockUnchecked { state -> Bool in
-      guard state.queue.isEmpty, state.downstream != nil else { return false }
-      state.isDelivering = false
-      return true
-    }
-    return drained ? added : added + deliver()
+    // Nearly always nothing was queued meanwhile: hand delivery back without the lock.
+    return delivery.finishIfIdle() ? added : added + deliver()
   }
 
   /// Delivers what ``enqueue(value:)`` decided; call without holding a lock.
@@ -154,30 +139,27 @@ final class SerializedDownstream<Downstream: Subscriber>: Sendable {
   @inlinable
   func deliver() -> Subscribers.Demand {
     var added = Subscribers.Demand.none
-    while true {
-      let next = state.withLockUnchecked { state -> (Downstream, Event)? in
-        guard let downstream = state.downstream, !state.queue.isEmpty else {
-          state.isDelivering = false
-          // Drained: keep the buffer for the next event. Cancelled: drop everything.
-          if state.downstream == nil { state.queue = [] }
-          return nil
+    delivery.drain(
+      take: { batch in
+        state.withLockUnchecked { delivery.take(from: &$0.queue, into: &batch) ? () : nil }
+      },
+      deliver: { event, _ in
+        // Checked for each event: nothing is delivered once `cancel()` returned.
+        let downstream = state.withLockUnchecked { state -> Downstream? in
+          guard let downstream = state.downstream else { return nil }
+          if case .completion = event { state.downstream = nil }
+          return downstream
         }
-        let event = state.queue.removeFirst()
-        if case .completion = event {
-          state.downstream = nil
-          state.queue.removeAll()
+        guard let downstream else { return }
+        switch event {
+        case .subscription(let subscription):
+          downstream.receive(subscription: subscription)
+        case .value(let value):
+          added += downstream.receive(value)
+        case .completion(let completion):
+          downstream.receive(completion: completion)
         }
-        return (downstream, event)
-      }
-      guard let (downstream, event) = next else { return added }
-      switch event {
-      case .subscription(let subscription):
-        downstream.receive(subscription: subscription)
-      case .value(let value):
-        added += downstream.receive(value)
-      case .completion(let completion):
-        downstream.receive(completion: completion)
-      }
-    }
+      })
+    return added
   }
 }

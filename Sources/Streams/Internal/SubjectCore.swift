@@ -17,7 +17,7 @@ import TetherSupport
 /// its time looking up generic metadata.
 @usableFromInline
 final class SubjectCore<Output, Failure: Error>: Sendable {
-  // Sendable: the only stored property is `state`, a `Lock` (a Mutex).
+  // Sendable: the stored properties are `state`, a `Lock` (a Mutex), and `delivery`, atomic.
   @usableFromInline
   enum Event {
     case value(Output)
@@ -29,7 +29,7 @@ final class SubjectCore<Output, Failure: Error>: Sendable {
   @usableFromInline
   struct State {
     @usableFromInline var conduits: ContiguousArray<SubjectConduit<Output, Failure>> = []
-    @usableFromInline var queue: [Event] = []
+    @usableFromInline var queue = DeliveryQueue<Event>()
     /// Set when `send(completion:)` is called: later sends are ignored at once.
     @usableFromInline var completion: Subscribers.Completion<Failure>?
     /// Set when the completion event has been delivered: later subscribers complete at once.
@@ -49,35 +49,12 @@ final class SubjectCore<Output, Failure: Error>: Sendable {
 
   @usableFromInline let state: Lock<State>
 
-  /// Who delivers: `delivering` is set while a thread drains; `queued` while `state.queue`
-  /// holds events that thread has not taken yet. Both change only under `state`'s lock,
-  /// except that the deliverer clears `delivering` without the lock when nothing is queued
-  /// (a compare-and-exchange that fails if a sender queued something meanwhile): that saves
-  /// the second lock of every uncontended send.
-  @usableFromInline let flags = Atomic<UInt8>(0)
-  @usableFromInline static var delivering: UInt8 { 1 }
-  @usableFromInline static var queued: UInt8 { 2 }
+  /// Who delivers (see `OrderedDelivery`): the deliverer of an uncontended send ends with one
+  /// compare-and-exchange, without taking the lock a second time.
+  @usableFromInline let delivery = OrderedDelivery()
 
   @inlinable init(current: Output?) {
     state = Lock(unchecked: State(current: current))
-  }
-
-  /// Called under the lock by a sender: becomes the deliverer (returns `true`) if nobody
-  /// delivers, else marks the queue as holding work for the deliverer (returns `false`, and
-  /// the caller appends its event).
-  @inlinable func claimDelivery(queueing: Bool) -> Bool {
-    var current = flags.load(ordering: .acquiring)
-    while true {
-      let idle = current & Self.delivering == 0
-      let desired =
-        idle
-        ? (queueing ? Self.delivering | Self.queued : Self.delivering)
-        : current | Self.queued
-      let (exchanged, original) = flags.compareExchange(
-        expected: current, desired: desired, ordering: .acquiringAndReleasing)
-      if exchanged { return idle }
-      current = original
-    }
   }
 
   @inlinable var current: Output? { state.withLockUnchecked { $0.current } }
@@ -89,10 +66,7 @@ final class SubjectCore<Output, Failure: Error>: Sendable {
       state in
       guard state.completion == nil else { return nil }
       if state.keepsLatest { state.current = value }
-      guard claimDelivery(queueing: false) else {
-        state.queue.append(.value(value))
-        return nil
-      }
+      guard delivery.claim(orQueue: .value(value), in: &state.queue) else { return nil }
       return state.conduits
     }
     guard let snapshot else { return }
@@ -125,10 +99,7 @@ final class SubjectCore<Output, Failure: Error>: Sendable {
   }
 
   @inlinable func enqueue(_ event: Event) {
-    let isDeliverer = state.withLockUnchecked { state in
-      state.queue.append(event)
-      return claimDelivery(queueing: true)
-    }
+    let isDeliverer = state.withLockUnchecked { delivery.enqueue(event, in: &$0.queue) }
     if isDeliverer { drain() }
   }
 
@@ -147,20 +118,13 @@ final class SubjectCore<Output, Failure: Error>: Sendable {
   /// lock each, not two. A subscriber cancelled during the batch is skipped by its conduit;
   /// a subscriber attached during the batch joins the snapshot at its place in the order.
   @inlinable func drain() {
-    var batch: [Event] = []
-    while true {
-      if flags.compareExchange(
-        expected: Self.delivering, desired: 0, ordering: .acquiringAndReleasing
-      ).exchanged {
-        return
-      }
-      var conduits: ContiguousArray<SubjectConduit<Output, Failure>> = []
-      state.withLockUnchecked { state in
-        swap(&state.queue, &batch)
-        flags.store(Self.delivering, ordering: .releasing)
-        conduits = state.conduits
-      }
-      for event in batch {
+    delivery.drain(
+      take: { batch in
+        state.withLockUnchecked { state in
+          delivery.take(from: &state.queue, into: &batch) ? state.conduits : nil
+        }
+      },
+      deliver: { event, conduits in
         switch event {
         case .value(let value):
           for conduit in conduits { conduit.deliver(value) }
@@ -186,9 +150,7 @@ final class SubjectCore<Output, Failure: Error>: Sendable {
         case .replay(let conduit):
           conduit.deliverHeldValue()
         }
-      }
-      batch.removeAll(keepingCapacity: true)
-    }
+      })
   }
 }
 

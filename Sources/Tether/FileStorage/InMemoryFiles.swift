@@ -36,12 +36,12 @@ public final class InMemoryFiles: Sendable {
     var watchers: [String: [Int: @Sendable (Data?) -> Void]] = [:]
     var nextWatcher = 0
     /// Completions of updates, in the order the updates stored their values (see `update`).
-    var completions: [@Sendable () -> Void] = []
-    /// Whether a thread is running `completions`.
-    var completing = false
+    var completions = DeliveryQueue<@Sendable () -> Void>()
   }
 
   private let state = Lock(State())
+  /// Who runs `completions` (see `OrderedDelivery`).
+  private let completing = OrderedDelivery()
 
   /// Creates an empty file system.
   public init() {}
@@ -99,21 +99,14 @@ public final class InMemoryFiles: Sendable {
         state.contents[path] = data
         return result
       }
-      state.completions.append { completion(outcome) }
-      guard !state.completing else { return false }
-      state.completing = true
-      return true
+      return completing.enqueue({ completion(outcome) }, in: &state.completions)
     }
     guard runs else { return }
-    while let next = state.withLock({ state -> (@Sendable () -> Void)? in
-      guard !state.completions.isEmpty else {
-        state.completing = false
-        return nil
-      }
-      return state.completions.removeFirst()
-    }) {
-      next()
-    }
+    completing.drain(
+      take: { batch in
+        state.withLock { completing.take(from: &$0.completions, into: &batch) ? () : nil }
+      },
+      deliver: { next, _ in next() })
   }
 
   /// Moves a file aside as `NAME.corrupt-TIMESTAMP` and returns the new path.
