@@ -57,7 +57,8 @@ final class Reference<Value: Sendable>: MutableReference {
     /// The key's version of the stored value `value` was derived from: set with each value the
     /// key delivers (load, subscription), kept across local changes, handed to every save in
     /// `SaveContext.version`. Read in the critical section that ran the body, so an external
-    /// change waiting for the lock cannot slip in between (ARCHITECTURE.md, "Where versions are decided").
+    /// change waiting for the lock cannot slip in between (ARCHITECTURE.md, "Where versions
+    /// are decided").
     @usableFromInline var storedVersion: SharedVersion?
     /// The versions this reference's own saves wrote since the last version delivered by the
     /// key (for keys that resume saves with the version they wrote).
