@@ -79,6 +79,24 @@ struct HTTPSEngineTests {
     await nginx.stop()
   }
 
+  /// RFC 6125: a certificate whose only name is its subject's CN (no subjectAltName) is not
+  /// for that name, even when the CN matches and a trusted authority signed it.
+  @Test func aCertificateNamedOnlyInItsCommonNameIsRefused() async throws {
+    let nginx = try await NginxTLSServer.start(certificate: authority.commonNameOnlyServer)
+    try nginx.publish("secret", as: "secret.txt")
+    let client = HTTPClient(
+      baseURL: URL(string: "https://localhost:\(nginx.port)")!, timeout: .seconds(10),
+      trustedCertificates: [authority.certificatePEM], proxy: .none)
+    let url = client.baseURL.appendingPathComponent("secret.txt")
+    await #expect(
+      throws: HTTPError.unreachable(
+        url: url.absoluteString, reason: "certificate is for another host")
+    ) {
+      try await client.response(for: HTTPRequest(url: url))
+    }
+    await nginx.stop()
+  }
+
   /// A refused certificate is refused again on every attempt: the retry policy gives up at
   /// once instead of waiting out its back-off.
   @Test func aRefusedCertificateIsNotRetried() {

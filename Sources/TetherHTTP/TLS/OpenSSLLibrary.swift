@@ -70,6 +70,9 @@ final class OpenSSLLibrary: @unchecked Sendable {
   static let optionIgnoreUnexpectedEOF: UInt64 = 1 << 7
   /// `X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS`: `*` matches a whole label only.
   static let checkFlagNoPartialWildcards: UInt32 = 0x4
+  /// `X509_CHECK_FLAG_NEVER_CHECK_SUBJECT`: the subject's CN is never taken for a host name,
+  /// even in a certificate without a subjectAltName (RFC 6125 §6.4.4, as browsers do).
+  static let checkFlagNeverCheckSubject: UInt32 = 0x20
 
   // MARK: - libssl
 
