@@ -97,6 +97,51 @@ struct HTTPSEngineTests {
     await nginx.stop()
   }
 
+  // Guards: an encrypted client key made OpenSSL's default passphrase callback prompt on the
+  // terminal (or on stdout, reading stdin), and the request hung past its timeout.
+  @Test func anEncryptedClientKeyIsUsedWithItsPassphraseAndRefusedAtOnceWithoutIt()
+    async throws
+  {
+    let nginx = try await NginxTLSServer.start(
+      certificate: authority.server, clientCertificateAuthority: authority.authority)
+    try nginx.publish("members only", as: "secret.txt")
+    let url = nginx.baseURL.appendingPathComponent("secret.txt")
+    func client(passphrase: String?) -> HTTPClient {
+      HTTPClient(
+        baseURL: nginx.baseURL, timeout: .seconds(10),
+        trustedCertificates: [authority.certificatePEM],
+        clientCertificatePEM: authority.encryptedClient.certificatePEM,
+        clientKeyPEM: authority.encryptedClient.keyPEM, clientKeyPassphrase: passphrase,
+        proxy: .none, plainHTTPOverSockets: true)
+    }
+    let admitted = try await client(passphrase: TestCertificateAuthority.clientKeyPassphrase)
+      .response(for: HTTPRequest(url: url))
+    #expect(admitted.status == 200)
+    #expect(String(decoding: admitted.body, as: UTF8.self) == "members only")
+
+    let clock = ContinuousClock()
+    for (passphrase, reason) in [
+      (nil, "TLS configuration refused: the private key is encrypted and no passphrase was given"),
+      (
+        "not it",
+        "TLS configuration refused: the private key cannot be decrypted with the passphrase given"
+      ),
+    ] as [(String?, String)] {
+      let start = clock.now
+      let error = await #expect(throws: HTTPError.self) {
+        try await client(passphrase: passphrase).response(for: HTTPRequest(url: url))
+      }
+      guard case .unreachable(_, let got) = error else {
+        Issue.record("expected unreachable, got \(String(describing: error))")
+        continue
+      }
+      #expect(got.hasPrefix(reason), "\(got)")
+      // Not retried either: the default policy's back-off alone would take 0.6 s.
+      #expect(clock.now - start < .milliseconds(500), "it took \(clock.now - start)")
+    }
+    await nginx.stop()
+  }
+
   /// A refused certificate is refused again on every attempt: the retry policy gives up at
   /// once instead of waiting out its back-off.
   @Test func aRefusedCertificateIsNotRetried() {

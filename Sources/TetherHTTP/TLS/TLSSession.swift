@@ -267,6 +267,12 @@ final class TLSSession {
         return failure
       }
     }
+    if let reason, reason.contains("no application protocol") {
+      // Alert 120: the server speaks none of the protocols ALPN offered (only `http/1.1`).
+      return .handshakeFailed(
+        "the server refused HTTP/1.1 (ALPN: \(reason)); it speaks only HTTP/2 or another "
+          + "protocol")
+    }
     return .handshakeFailed(reason ?? Self.describe(code: code, errno: systemError))
   }
 
