@@ -148,11 +148,17 @@ struct HTTPSEngineTests {
     for failure in [
       TLSFailure.certificateExpired, .certificateHostMismatch, .certificateUntrusted("x"),
       .invalidConfiguration("no PEM certificate found"),
+      // The server refusing the client's certificate (or its absence) with an alert.
+      .connectionFailed("tlsv13 alert certificate required"),
+      .handshakeFailed("sslv3 alert bad certificate"), .handshakeFailed("tlsv1 alert unknown ca"),
     ] {
       #expect(!HTTPRetryPolicy.isTransient(failure.httpError(url: "https://a")))
     }
     #expect(
       HTTPRetryPolicy.isTransient(.unreachable(url: "https://a", reason: "connection refused")))
+    #expect(
+      HTTPRetryPolicy.isTransient(
+        TLSFailure.handshakeFailed("connection reset").httpError(url: "https://a")))
   }
 
   enum Certificate: Sendable, CustomStringConvertible {
