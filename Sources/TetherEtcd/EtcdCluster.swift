@@ -45,7 +45,7 @@ import TetherRemoteConfig
 ///   linearizable read after every watch was created).
 ///
 /// Share one cluster value between keys: it holds the connections and the shared watch stream.
-public final class EtcdCluster: Sendable, CustomStringConvertible {
+public final class EtcdCluster: Sendable, CustomStringConvertible, CustomReflectable {
   /// The client URLs of the members, such as `http://127.0.0.1:2379`.
   public let endpoints: [URL]
   /// The user name for token authentication, if any.
@@ -128,6 +128,17 @@ public final class EtcdCluster: Sendable, CustomStringConvertible {
   public var description: String {
     "EtcdCluster(\(endpoints.map(\.absoluteString).joined(separator: ", "))"
       + (username.map { ", user: \($0)" } ?? "") + ")"
+  }
+
+  /// The endpoints, the user and the limits: `dump` and other mirror-based printing never
+  /// show the password, the token or the client key.
+  public var customMirror: Mirror {
+    Mirror(
+      self,
+      children: [
+        "endpoints": endpoints, "username": username as Any, "timeout": timeout,
+        "attemptTimeout": attemptTimeout, "watchCheckInterval": watchCheckInterval,
+      ], displayStyle: .class)
   }
 
   // MARK: - Requests
