@@ -46,7 +46,7 @@ import TetherSupport
 ///   linearizable read after every watch was created).
 ///
 /// Share one cluster value between keys: it holds the connections and the shared watch stream.
-public final class EtcdCluster: Sendable, CustomStringConvertible {
+public final class EtcdCluster: Sendable, CustomStringConvertible, CustomReflectable {
   /// The client URLs of the members, such as `http://127.0.0.1:2379`.
   public let endpoints: [URL]
   /// The user name for token authentication, if any.
@@ -92,12 +92,17 @@ public final class EtcdCluster: Sendable, CustomStringConvertible {
   ///   - clientCertificate: The client certificate in PEM (then any intermediates), presented
   ///     to members that require one (`--client-cert-auth`). Give `clientKey` with it: one
   ///     without the other fails every `https` request with a reason saying the key is missing.
-  ///   - clientKey: The client certificate's private key in PEM, unencrypted.
+  ///   - clientKey: The client certificate's private key in PEM, unencrypted or encrypted
+  ///     (then give `clientKeyPassphrase`).
+  ///   - clientKeyPassphrase: The passphrase of an encrypted `clientKey`. An encrypted key
+  ///     without it fails every operation at once with a reason saying so: nothing prompts on
+  ///     a terminal or waits for one.
   public init(
     endpoints: [URL], username: String? = nil, password: String? = nil,
     timeout: Duration = .seconds(5), attemptTimeout: Duration = .seconds(1),
     watchCheckInterval: Duration = .seconds(2), trustedCertificates: [String] = [],
-    clientCertificate: String? = nil, clientKey: String? = nil
+    clientCertificate: String? = nil, clientKey: String? = nil,
+    clientKeyPassphrase: String? = nil
   ) {
     precondition(!endpoints.isEmpty, "EtcdCluster needs at least one endpoint")
     self.endpoints = endpoints
@@ -115,7 +120,8 @@ public final class EtcdCluster: Sendable, CustomStringConvertible {
       baseURL: endpoints[0], timeout: timeout, maximumResponseSize: 64 << 20,
       retryPolicy: .none, trustedCertificates: trustedCertificates,
       clientCertificatePEM: hasClientIdentity ? clientCertificate ?? "" : nil,
-      clientKeyPEM: hasClientIdentity ? clientKey ?? "" : nil, plainHTTPOverSockets: true)
+      clientKeyPEM: hasClientIdentity ? clientKey ?? "" : nil,
+      clientKeyPassphrase: clientKeyPassphrase, plainHTTPOverSockets: true)
     watches = EtcdWatchHub()
   }
 
@@ -123,6 +129,17 @@ public final class EtcdCluster: Sendable, CustomStringConvertible {
   public var description: String {
     "EtcdCluster(\(endpoints.map(\.absoluteString).joined(separator: ", "))"
       + (username.map { ", user: \($0)" } ?? "") + ")"
+  }
+
+  /// The endpoints, the user and the limits: `dump` and other mirror-based printing never
+  /// show the password, the token or the client key.
+  public var customMirror: Mirror {
+    Mirror(
+      self,
+      children: [
+        "endpoints": endpoints, "username": username as Any, "timeout": timeout,
+        "attemptTimeout": attemptTimeout, "watchCheckInterval": watchCheckInterval,
+      ], displayStyle: .class)
   }
 
   // MARK: - Requests
@@ -134,7 +151,9 @@ public final class EtcdCluster: Sendable, CustomStringConvertible {
   ///
   /// Endpoints are tried in turn, from the preferred one, each attempt bounded by
   /// `attemptTimeout`, in rounds (with a short back-off) until the operation's `timeout`
-  /// runs out.
+  /// runs out. An endpoint whose TLS refused the client (a certificate either way, an
+  /// unusable client key) is not tried again: once every endpoint refused, the operation fails
+  /// at once with ``EtcdError/unavailable(reason:)`` naming the refusal.
   ///
   /// - Parameters:
   ///   - idempotent: Whether the request may be sent again after its answer was lost. When it
@@ -150,11 +169,15 @@ public final class EtcdCluster: Sendable, CustomStringConvertible {
     let deadline = clock.now + (timeout ?? self.timeout)
     let candidates = endpoint.map { [$0] } ?? Array(endpoints.indices)
     var lastFailure = "no endpoint"
+    // Endpoints whose TLS refused this client (a certificate either way, an unusable client
+    // key): they refuse it again on every attempt, so they are not tried again.
+    var refused: Set<Int> = []
     var round = 0
     while true {
       let start = endpoint == nil ? preferredEndpoint : 0
       for offset in candidates.indices {
         let index = candidates[(start + offset) % candidates.count]
+        guard !refused.contains(index) else { continue }
         let remaining = deadline - clock.now
         guard remaining > .zero else { throw .unavailable(reason: lastFailure) }
         let limit = candidates.count > 1 ? min(attemptTimeout, remaining) : remaining
@@ -163,6 +186,14 @@ public final class EtcdCluster: Sendable, CustomStringConvertible {
         case .answered(let data):
           if endpoint == nil { state.withLock { $0.preferred = index } }
           return data
+        case .refused(let reason):
+          refused.insert(index)
+          lastFailure = "\(endpoints[index].absoluteString): \(reason)"
+          if endpoint == nil {
+            state.withLock {
+              if $0.preferred == index { $0.preferred = (index + 1) % endpoints.count }
+            }
+          }
         case .skipped(let reason):
           lastFailure = "\(endpoints[index].absoluteString): \(reason)"
           // The next operation starts elsewhere too.
@@ -173,6 +204,7 @@ public final class EtcdCluster: Sendable, CustomStringConvertible {
           }
         }
       }
+      if refused.count == candidates.count { throw .unavailable(reason: lastFailure) }
       round += 1
       let wait = Self.roundBackoff.delay(afterFailures: round) ?? .zero
       guard clock.now + wait < deadline else { throw .unavailable(reason: lastFailure) }
@@ -186,7 +218,10 @@ public final class EtcdCluster: Sendable, CustomStringConvertible {
 
   private enum Attempt {
     case answered(Data)
+    /// The endpoint failed in a way another attempt may not (unreachable, no leader).
     case skipped(String)
+    /// The endpoint's TLS refused this client: every attempt would fail the same way.
+    case refused(String)
   }
 
   /// One attempt on one endpoint (repeated once with a new token when the token expired).
@@ -203,6 +238,10 @@ public final class EtcdCluster: Sendable, CustomStringConvertible {
           request.setHeader("Authorization", try await token(refresh: false, endpoint: index))
         } catch {
           guard error.isTransient else { throw error }
+          if case .unavailable(let reason) = error, HTTPError.isPermanentTLSRefusal(reason: reason)
+          {
+            return .refused(reason)
+          }
           return .skipped("\(error)")
         }
       }
@@ -212,7 +251,8 @@ public final class EtcdCluster: Sendable, CustomStringConvertible {
       } catch {
         switch error {
         case .cancelled: throw .cancelled
-        case .unreachable(_, let reason): return .skipped(reason)
+        case .unreachable(_, let reason):
+          return error.isPermanentTLSRefusal ? .refused(reason) : .skipped(reason)
         default:
           guard idempotent else {
             throw .outcomeUnknown(reason: "\(endpoints[index].absoluteString): \(error)")
@@ -276,7 +316,12 @@ public final class EtcdCluster: Sendable, CustomStringConvertible {
     do {
       response = try await http.response(for: request)
     } catch {
-      throw error == .cancelled ? .cancelled : .unavailable(reason: "\(error)")
+      if error == .cancelled { throw .cancelled }
+      // The TLS reason alone, for `attempt` to tell a refusal that repeats.
+      if error.isPermanentTLSRefusal, case .unreachable(_, let reason) = error {
+        throw .unavailable(reason: reason)
+      }
+      throw .unavailable(reason: "\(error)")
     }
     guard response.status == 200 else { throw Self.serverError(response) }
     guard let token = EtcdWire.string(try EtcdWire.object(response.body), "token") else {

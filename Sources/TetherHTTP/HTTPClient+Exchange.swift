@@ -26,7 +26,8 @@ extension HTTPClient {
 }
 
 /// An ``HTTPExchangeHandler`` as a ``Transport``: it keeps the limits a network transport
-/// keeps (the attempt's deadline, the largest body), so latency and size behave the same.
+/// keeps (the attempt's deadline, the largest body), so latency and size behave the same, and
+/// hands the handler the request with its headers as the socket transport sends them.
 private struct HandlerTransport: Transport {
   let handler: any HTTPExchangeHandler
 
@@ -34,8 +35,9 @@ private struct HandlerTransport: Transport {
     _ request: HTTPRequest, limit: Int, timeout: Double
   ) async throws(HTTPError) -> RawHTTPResponse {
     let url = HTTPError.redacted(request.url)
+    let sent = HTTP1RequestSerializer.withHeadersAsSent(request)
     let response = try await Self.within(timeout, url: url) { () throws(HTTPError) in
-      try await handler.respond(to: request)
+      try await handler.respond(to: sent)
     }
     guard response.body.count <= limit else { throw .tooLarge(url: url, limit: limit) }
     var headers: [String: String] = [:]
@@ -46,8 +48,9 @@ private struct HandlerTransport: Transport {
   func stream(
     _ request: HTTPRequest, headTimeout: Double, idleTimeout: Double, highWater: Int
   ) async throws(HTTPError) -> StreamedResponse {
+    let sent = HTTP1RequestSerializer.withHeadersAsSent(request)
     let response = try await Self.within(headTimeout, url: HTTPError.redacted(request.url)) {
-      () throws(HTTPError) in try await handler.stream(request)
+      () throws(HTTPError) in try await handler.stream(sent)
     }
     let pump = Lock<Task<Void, Never>?>(nil)
     let body = StreamBody(

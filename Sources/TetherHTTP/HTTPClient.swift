@@ -127,7 +127,9 @@ public final class HTTPClient: Sendable {
   ///
   /// `clientCertificatePEM` and `clientKeyPEM` are the identity presented to servers that ask
   /// for a client certificate (mutual TLS, as etcd deployments use); one without the other
-  /// fails every `https` request with a reason naming the missing half;
+  /// fails every `https` request with a reason naming the missing half; `clientKeyPassphrase`
+  /// decrypts an encrypted `clientKeyPEM` (an encrypted key without it fails every `https`
+  /// request at once, with a reason saying so, and never prompts);
   /// `openSSLLibraries` (`libssl` and `libcrypto` file names) lets a test name libraries that
   /// do not exist, forcing `https` onto URLSession.
   package init(
@@ -137,13 +139,15 @@ public final class HTTPClient: Sendable {
     interceptors: [HTTPInterceptor] = [], maximumConnectionsPerOrigin: Int = 8,
     streamIdleTimeout: Duration = .seconds(300), trustedCertificates: [String] = [],
     clientCertificatePEM: String? = nil, clientKeyPEM: String? = nil,
-    proxy: HTTPProxy = .environment, openSSLLibraries: (ssl: String, crypto: String)? = nil,
+    clientKeyPassphrase: String? = nil, proxy: HTTPProxy = .environment,
+    openSSLLibraries: (ssl: String, crypto: String)? = nil,
     plainHTTPOverSockets: Bool
   ) {
     var identity: TLSContext.ClientIdentity?
     if clientCertificatePEM != nil || clientKeyPEM != nil {
       identity = TLSContext.ClientIdentity(
-        certificatePEM: clientCertificatePEM ?? "", privateKeyPEM: clientKeyPEM ?? "")
+        certificatePEM: clientCertificatePEM ?? "", privateKeyPEM: clientKeyPEM ?? "",
+        privateKeyPassphrase: clientKeyPassphrase)
     }
     executor = RequestExecutor(
       engine: RequestExecutor.makeEngine(

@@ -73,6 +73,8 @@ public enum HTTPError: Error, Equatable, Sendable, CustomStringConvertible, Loca
         + (excerpt.isEmpty ? "" : ": \(excerpt)")
     case .tooLarge(let url, let limit):
       "\(url): the response is larger than the \(limit)-byte limit"
+    case .truncated(let url, nil, 0):
+      "\(url): the connection closed before a complete answer arrived"
     case .truncated(let url, let expected, let received):
       "\(url): the response ended after \(received) of \(expected.map(String.init) ?? "?") bytes"
     case .undecodable(let url, let path, let reason):

@@ -1,13 +1,5 @@
 import Foundation
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Which HTTP proxy an ``HTTPClient`` sends its requests through, if any.
 ///
 /// ```swift
@@ -26,11 +18,14 @@ import Darwin
 ///   and go only to the proxy: on the `CONNECT` request, or on an absolute-form request the
 ///   proxy consumes. They never reach the origin and never appear in errors.
 /// - The proxy itself is spoken to in plain `http` (a `http://` proxy URL, or one written
-///   without a scheme such as `proxy:3128`); other schemes are refused with
+///   without a scheme such as `proxy:3128`); a request that would go through a proxy of
+///   another scheme, given here or read from the environment, fails with
 ///   ``HTTPError/invalidRequest(_:)``.
-/// - ``bypass`` lists hosts reached directly, written as `no_proxy` does: `example.com`
-///   (that host and its subdomains), `.example.com` (the same), `*` (every host), an IP
-///   address, or an IPv4 range such as `10.0.0.0/8`.
+/// - ``bypass`` lists hosts reached directly, by curl's documented `NO_PROXY` rules:
+///   `example.com` (that host and its subdomains), `.example.com` (the same), `*` alone (every
+///   host; the only wildcard, so `*.example.com` matches nothing), an IP address, or a range
+///   such as `10.0.0.0/8` or `fd00::/8`. Entries are trimmed; a trailing dot is ignored.
+/// - Descriptions, `dump` and mirrors show a proxy's password as `***`.
 public struct HTTPProxy: Sendable, Hashable {
   /// The proxy for `http` URLs, or `nil` to reach them directly.
   public var http: URL?
@@ -57,8 +52,10 @@ public struct HTTPProxy: Sendable, Hashable {
   /// The proxies the process environment names, read when this is called (an ``HTTPClient``
   /// reads it once, when it is created): `http_proxy`, `https_proxy`, `all_proxy` (for a
   /// scheme without its own) and `no_proxy`, lower-case first, then the upper-case forms.
-  /// A proxy of a kind Tether does not speak (`socks5://`, `https://`) is left out, as if the
-  /// variable were unset.
+  /// A proxy of a kind Tether does not speak (`socks5://`, `https://`) is kept, and every
+  /// request it would carry fails with ``HTTPError/invalidRequest(_:)`` saying so: requests
+  /// the environment sends through a proxy never go directly behind its back. Pass an explicit
+  /// setting (or ``none``) to a client that must ignore it.
   public static var environment: HTTPProxy {
     HTTPProxy(environment: ProcessInfo.processInfo.environment)
   }
@@ -81,19 +78,19 @@ public struct HTTPProxy: Sendable, Hashable {
     }.filter { !$0.isEmpty }
   }
 
-  /// A proxy URL as the environment writes it: `http://host:port`, or `host:port` alone;
-  /// `nil` for another kind of proxy.
+  /// A proxy URL as the environment writes it: `scheme://host:port`, or `host:port` alone (an
+  /// `http` proxy); `nil` for text that is not a URL with a host. A scheme other than `http`
+  /// is kept, for ``proxy(for:)`` to refuse.
   private static func proxyURL(_ text: String) -> URL? {
     let withScheme = text.contains("://") ? text : "http://" + text
-    guard let url = URL(string: withScheme), url.scheme?.lowercased() == "http",
-      url.host?.isEmpty == false
-    else { return nil }
+    guard let url = URL(string: withScheme), url.host?.isEmpty == false else { return nil }
     return url
   }
 
   /// The proxy a request to `url` goes through, or `nil` to go directly.
   ///
-  /// - Throws: ``HTTPError/invalidRequest(_:)`` for a proxy that is not `http://`.
+  /// - Throws: ``HTTPError/invalidRequest(_:)`` for a proxy that is not `http://`, or whose
+  ///   host holds a control character (see ``RequestValidation/validateHost(of:)``).
   func proxy(for url: URL) throws(HTTPError) -> URL? {
     let scheme = url.scheme?.lowercased()
     guard let proxy = scheme == "https" ? https : scheme == "http" ? http : nil,
@@ -101,57 +98,51 @@ public struct HTTPProxy: Sendable, Hashable {
     else { return nil }
     guard proxy.scheme?.lowercased() == "http", proxy.host?.isEmpty == false else {
       throw .invalidRequest(
-        "the proxy \(HTTPError.redacted(proxy)) is not an http:// proxy (the only kind supported)")
+        "the proxy \(HTTPError.redacted(proxy)) is not an http:// proxy (the only kind "
+          + "supported); give the client an http:// proxy, or HTTPProxy.none to go directly")
     }
+    try RequestValidation.validateHost(of: proxy)
     return proxy
   }
 
-  /// Whether `host` is reached directly.
+  /// Whether `host` is reached directly (``ProxyBypassList``: curl's `NO_PROXY` rules).
   func bypasses(_ host: String) -> Bool {
-    let host = Self.bare(host.lowercased())
-    for entry in bypass {
-      var pattern = entry.lowercased()
-      if pattern == "*" { return true }
-      if pattern.contains("/") {
-        if Self.inIPv4Range(host, pattern) { return true }
-        continue
-      }
-      pattern = Self.bare(Self.withoutPort(pattern))
-      if pattern.hasPrefix("*.") { pattern.removeFirst(2) }
-      if pattern.hasPrefix(".") { pattern.removeFirst() }
-      guard !pattern.isEmpty else { continue }
-      if host == pattern || host.hasSuffix("." + pattern) { return true }
+    ProxyBypassList(bypass).contains(host: host)
+  }
+}
+
+extension HTTPProxy: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+  /// The proxies and the bypass list, with any password in a proxy URL shown as `***`:
+  /// `HTTPProxy(http: http://user:***@proxy:3128, https: nil, bypass: [".internal"])`.
+  public var description: String {
+    "HTTPProxy(http: \(Self.shown(http)), https: \(Self.shown(https)), bypass: \(bypass))"
+  }
+
+  /// The same as ``description``: the password never appears.
+  public var debugDescription: String { description }
+
+  /// A mirror whose proxy URLs have their password replaced by `***`, so that `dump` and
+  /// any mirror-based printing of a value holding a proxy never show the password.
+  public var customMirror: Mirror {
+    Mirror(
+      self,
+      children: [
+        "http": Self.redacted(http) as Any, "https": Self.redacted(https) as Any,
+        "bypass": bypass,
+      ], displayStyle: .struct)
+  }
+
+  private static func shown(_ url: URL?) -> String {
+    redacted(url).map(\.absoluteString) ?? "nil"
+  }
+
+  /// `url` with its password (if any) replaced by `***`; the user name is kept.
+  static func redacted(_ url: URL?) -> URL? {
+    guard let url, url.password != nil else { return url }
+    guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
+      return nil
     }
-    return false
-  }
-
-  private static func bare(_ host: String) -> String {
-    host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
-  }
-
-  /// `host:port` → `host`; an IPv6 literal (several colons, no brackets) is kept.
-  private static func withoutPort(_ entry: String) -> String {
-    if entry.hasPrefix("["), let end = entry.firstIndex(of: "]") {
-      return String(entry[...end])
-    }
-    let colons = entry.filter { $0 == ":" }.count
-    guard colons == 1, let colon = entry.firstIndex(of: ":") else { return entry }
-    return String(entry[..<colon])
-  }
-
-  /// Whether `host` is an IPv4 address inside `range` (`a.b.c.d/bits`).
-  private static func inIPv4Range(_ host: String, _ range: String) -> Bool {
-    let parts = range.split(separator: "/")
-    guard parts.count == 2, let bits = Int(parts[1]), (0...32).contains(bits),
-      let network = ipv4(String(parts[0])), let address = ipv4(host)
-    else { return false }
-    let mask: UInt32 = bits == 0 ? 0 : ~UInt32(0) << (32 - UInt32(bits))
-    return network & mask == address & mask
-  }
-
-  private static func ipv4(_ text: String) -> UInt32? {
-    var address = in_addr()
-    guard inet_pton(AF_INET, text, &address) == 1 else { return nil }
-    return UInt32(bigEndian: address.s_addr)
+    components.percentEncodedPassword = "***"
+    return components.url
   }
 }

@@ -23,7 +23,10 @@ import TetherHTTP
 /// stub slower than the client's `timeout` fails with `HTTPError.timedOut`) and the response
 /// size limit. A request no stub matches is answered `404` with a body that names it.
 ///
-/// Paths match exactly (`"/todos/1"`); `"*"` in a segment matches any one segment
+/// Paths match segment by segment on the path as sent, percent-encoded (`"/todos/1"`): a
+/// parameter holding `/` is sent as `%2F` and stays one segment, so `"/users/*/repos"` matches
+/// `/users/a%2Fb/repos`. A route may spell a segment encoded or not (`"a%20b"` or `"a b"`),
+/// but a `/` inside a segment only as `%2F`. `"*"` in a segment matches any one segment
 /// (`"/todos/*"`). The stub registered last for a method and path wins. It is safe to use from
 /// any thread, and to change the stubs while requests run.
 public final class HTTPStubTransport: Sendable {
@@ -107,12 +110,12 @@ public final class HTTPStubTransport: Sendable {
 
   private struct Route: Sendable {
     var method: HTTPMethod
-    var segments: [Substring]
+    var segments: [String]
     var answer: @Sendable (HTTPRequest) async -> Response
 
     func matches(_ request: HTTPRequest) -> Bool {
       guard request.method == method else { return false }
-      let path = HTTPStubTransport.segments(request.url.path)
+      let path = HTTPStubTransport.segments(HTTPStubTransport.encodedPath(of: request.url))
       return path.count == segments.count
         && zip(path, segments).allSatisfy { $1 == "*" || $0 == $1 }
     }
@@ -156,7 +159,10 @@ public final class HTTPStubTransport: Sendable {
   }
 
   /// Every request that reached the stub, oldest first, as sent: after the client's default
-  /// headers and its interceptors, each retry and redirect a request of its own.
+  /// headers and its interceptors, with the headers the socket transport adds to every request
+  /// (`User-Agent: Tether`, `Accept-Encoding: identity`, unless the request set its own) and
+  /// without the framing headers it never sends as given (`Host`, `Content-Length`,
+  /// `Transfer-Encoding`, `Connection`); each retry and redirect a request of its own.
   public var requests: [HTTPRequest] { state.withLock { $0.requests } }
 
   /// The requests for `method` and `path` (matched as routes are), oldest first.
@@ -170,8 +176,20 @@ public final class HTTPStubTransport: Sendable {
 
   // MARK: - Answering
 
-  private static func segments(_ path: String) -> [Substring] {
-    path.split(separator: "/", omittingEmptySubsequences: true)
+  /// The path's segments, split on the `/`s of its encoded form and then each decoded: a
+  /// `%2F` stays inside its segment, and a route may spell a segment either way (`a%20b` or
+  /// `a b`).
+  private static func segments(_ path: String) -> [String] {
+    path.split(separator: "/", omittingEmptySubsequences: true).map {
+      $0.removingPercentEncoding ?? String($0)
+    }
+  }
+
+  /// The path as sent on the wire: percent-encoded, `/` when empty.
+  private static func encodedPath(of url: URL) -> String {
+    let path =
+      URLComponents(url: url, resolvingAgainstBaseURL: true)?.percentEncodedPath ?? url.path
+    return path.isEmpty ? "/" : path
   }
 
   /// Records `request` and finds its answer, after the answer's latency.
@@ -182,7 +200,8 @@ public final class HTTPStubTransport: Sendable {
     }
     guard let route else {
       return .text(
-        "HTTPStubTransport: no stub for \(request.method) \(request.url.path)", status: 404)
+        "HTTPStubTransport: no stub for \(request.method) \(Self.encodedPath(of: request.url))",
+        status: 404)
     }
     let response = await route.answer(request)
     if response.latency > .zero {

@@ -103,4 +103,85 @@ struct EtcdTLSTests {
     }
     #expect(refused == -1)
   }
+
+  /// How long `load()` of a fresh key on `cluster` takes to fail, and its error.
+  private func failedLoad(_ cluster: EtcdCluster) async -> (error: String, elapsed: Duration) {
+    @Shared(.etcd(uniqueKey(), in: cluster)) var value = 0
+    let clock = ContinuousClock()
+    let start = clock.now
+    do {
+      try await $value.load()
+      return ("no error", clock.now - start)
+    } catch {
+      return ("\(error)", clock.now - start)
+    }
+  }
+
+  // Guards: a refused certificate was retried for the whole 5 s operation timeout (21–33
+  // connections, each rebuilding the TLS context): a refusal is not a reachability problem.
+  @Test func aRefusedCertificateFailsAtOnceInsteadOfFailingOver() async throws {
+    let etcd = try await EtcdServer.start(
+      tls: .init(
+        certificate: authority.serverAndClient, clientCertificateAuthority: authority.authority))
+    defer { etcd.stop() }
+    // The member's certificate is not trusted; then, trusted, the client has no certificate.
+    for cluster in [
+      EtcdCluster(endpoints: etcd.secureClientURLs, timeout: .seconds(5)),
+      EtcdCluster(
+        endpoints: etcd.secureClientURLs, timeout: .seconds(5),
+        trustedCertificates: [authority.certificatePEM]),
+    ] {
+      let (error, elapsed) = await failedLoad(cluster)
+      #expect(error.contains("certificate"), "\(error)")
+      #expect(elapsed < .seconds(2), "the refusal took \(elapsed), retried until the timeout")
+    }
+  }
+
+  // Guards: an encrypted client key made OpenSSL prompt for its passphrase on the terminal
+  // (or stdout, reading stdin), and the call hung past its timeout.
+  @Test func anEncryptedClientKeyWithoutItsPassphraseFailsAtOnce() async throws {
+    let etcd = try await EtcdServer.start(
+      tls: .init(
+        certificate: authority.serverAndClient, clientCertificateAuthority: authority.authority))
+    defer { etcd.stop() }
+    let cluster = EtcdCluster(
+      endpoints: etcd.secureClientURLs, timeout: .seconds(5),
+      trustedCertificates: [authority.certificatePEM],
+      clientCertificate: authority.encryptedClient.certificatePEM,
+      clientKey: authority.encryptedClient.keyPEM)
+    let (error, elapsed) = await failedLoad(cluster)
+    #expect(error.contains("the private key is encrypted and no passphrase was given"), "\(error)")
+    #expect(elapsed < .seconds(2), "it took \(elapsed)")
+  }
+
+  @Test func anEncryptedClientKeyWithItsPassphraseAuthenticates() async throws {
+    let etcd = try await EtcdServer.start(
+      tls: .init(
+        certificate: authority.serverAndClient, clientCertificateAuthority: authority.authority))
+    defer { etcd.stop() }
+    let key = uniqueKey()
+    let cluster = EtcdCluster(
+      endpoints: etcd.secureClientURLs, timeout: .seconds(5),
+      trustedCertificates: [authority.certificatePEM],
+      clientCertificate: authority.encryptedClient.certificatePEM,
+      clientKey: authority.encryptedClient.keyPEM,
+      clientKeyPassphrase: TestCertificateAuthority.clientKeyPassphrase)
+    @Shared(.etcd(key, in: cluster)) var counter = 0
+    try await waitUntil("loaded") { !$counter.isLoading }
+    #expect($counter.loadError == nil)
+    #expect(
+      try await $counter.update {
+        $0 = 7; return $0
+      } == 7)
+    #expect(await etcd.stored(key) == "7")
+    // A wrong passphrase is refused at once too, saying so.
+    let wrong = EtcdCluster(
+      endpoints: etcd.secureClientURLs, timeout: .seconds(5),
+      trustedCertificates: [authority.certificatePEM],
+      clientCertificate: authority.encryptedClient.certificatePEM,
+      clientKey: authority.encryptedClient.keyPEM, clientKeyPassphrase: "not it")
+    let (error, elapsed) = await failedLoad(wrong)
+    #expect(error.contains("cannot be decrypted with the passphrase given"), "\(error)")
+    #expect(elapsed < .seconds(2), "it took \(elapsed)")
+  }
 }

@@ -116,4 +116,44 @@ import TetherHTTP
     #expect(try await get(client, server, "/odd").body == Data("ok".utf8))
     try await expectNextOnANewConnection(client, server)
   }
+
+  // Guards: a server that speaks only HTTP/2 answered an HTTP/1.1 request with its SETTINGS
+  // frame and a GOAWAY (or HTTP/2's preface), and the error read "the response ended after 0
+  // of ? bytes"; it now says the server answered in HTTP/2.
+  @Test(arguments: [
+    // An empty SETTINGS frame, then GOAWAY (last stream 0, PROTOCOL_ERROR).
+    Data([0, 0, 0, 4, 0, 0, 0, 0, 0] + [0, 0, 8, 7, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]),
+    Data("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8),
+    Data("HTTP/2 200\r\ncontent-length: 0\r\n\r\n".utf8),
+  ])
+  func anHTTP2AnswerIsNamedAsSuch(answer: Data) async throws {
+    let server = try HostileServer { connection in
+      guard try connection.readRequest() != nil else { return }
+      try connection.send(answer)
+    }
+    defer { server.stop() }
+    let error = await #expect(throws: HTTPError.self) {
+      try await get(client(server), server, "/a")
+    }
+    guard case .unreachable(_, let reason) = error else {
+      Issue.record("expected unreachable, got \(String(describing: error))")
+      return
+    }
+    #expect(reason.contains("answered in HTTP/2"), "\(reason)")
+  }
+
+  // Guards: a connection closed before any byte of an answer read "the response ended after 0
+  // of ? bytes", as if a body had been cut.
+  @Test func aConnectionClosedBeforeAnyAnswerSaysSo() async throws {
+    let server = try HostileServer { connection in
+      _ = try connection.readRequest()
+    }
+    defer { server.stop() }
+    let error = await #expect(throws: HTTPError.self) {
+      try await get(client(server), server, "/a")
+    }
+    #expect(
+      error.map { "\($0)" }?.hasSuffix("the connection closed before a complete answer arrived")
+        == true, "\(String(describing: error))")
+  }
 }

@@ -25,28 +25,116 @@ import Testing
     #expect(proxy.http == URL(string: "http://lower:1"))
     #expect(proxy.https == URL(string: "http://all:3"))
     #expect(HTTPProxy(environment: [:]) == .none)
-    // A kind of proxy the engine does not speak is left out, as curl users' socks settings.
-    #expect(HTTPProxy(environment: ["all_proxy": "socks5://127.0.0.1:1080"]) == .none)
+  }
+
+  // Guards: a proxy of a kind the engine does not speak, read from the environment, was left
+  // out silently, so requests the environment sends through a proxy went directly.
+  @Test func anEnvironmentProxyOfAnotherKindFailsRequestsInsteadOfBeingIgnored() throws {
+    let proxy = HTTPProxy(environment: [
+      "all_proxy": "socks5://user:secret@127.0.0.1:1080", "no_proxy": "internal.test",
+    ])
+    for url in ["http://example.test/", "https://example.test/"] {
+      let error = #expect(throws: HTTPError.self) { try proxy.proxy(for: URL(string: url)!) }
+      guard case .invalidRequest(let reason) = error else {
+        Issue.record("expected invalidRequest, got \(String(describing: error))")
+        continue
+      }
+      #expect(reason.contains("socks5://127.0.0.1:1080"), "\(reason)")
+      #expect(!reason.contains("secret"))
+    }
+    // Hosts no_proxy names still go directly.
+    #expect(try proxy.proxy(for: URL(string: "http://api.internal.test/")!) == nil)
   }
 
   @Test func noProxyHostsAreReachedDirectly() throws {
     let proxy = HTTPProxy(
       http: URL(string: "http://proxy:3128"), https: URL(string: "http://proxy:3128"),
-      bypass: ["example.com", ".corp", "*.svc", "127.0.0.1", "10.0.0.0/8", "[::1]", "db:5432"])
+      bypass: ["example.com", ".corp", "127.0.0.1", "10.0.0.0/8", "[::1]", "db:5432"])
     for direct in [
-      "http://example.com/", "https://api.example.com/", "http://build.corp/",
-      "https://etcd.svc/", "http://127.0.0.1:8080/", "http://10.1.2.3/", "http://[::1]:80/",
-      "http://db/",
+      "http://example.com/", "https://api.example.com/", "http://build.corp/", "http://corp/",
+      "http://127.0.0.1:8080/", "http://10.1.2.3/", "http://[::1]:80/", "http://db/",
     ] {
       #expect(try proxy.proxy(for: URL(string: direct)!) == nil, "\(direct)")
     }
     for proxied in [
       "http://notexample.com/", "https://example.org/", "http://11.0.0.1/", "http://corp.io/",
+      "http://example.com.evil/",
     ] {
       #expect(try proxy.proxy(for: URL(string: proxied)!) != nil, "\(proxied)")
     }
     #expect(
       try HTTPProxy(http: proxy.http, bypass: ["*"]).proxy(for: URL(string: "http://a/")!) == nil)
+  }
+
+  /// curl's documented `NO_PROXY` rules (CURLOPT_NOPROXY), case by case: what a `no_proxy`
+  /// written for curl means to Tether. Guards each edge the hostile review found.
+  @Test(arguments: [
+    // Explicit entries are trimmed, as the environment's are.
+    (" example.test ", "http://example.test/", true),
+    ("\texample.test", "http://api.example.test/", true),
+    // `*` alone is the only wildcard: `*.example.test` is a name no host has.
+    ("*.example.test", "http://example.test/", false),
+    ("*.example.test", "http://api.example.test/", false),
+    ("*", "http://anything.test/", true),
+    // A leading dot is ignored: the domain and its hosts.
+    (".example.test", "http://example.test/", true),
+    (".example.test", "http://api.example.test/", true),
+    // A name covers its domain, never a longer name that ends the same.
+    ("test", "http://example.test/", true),
+    ("ample.test", "http://example.test/", false),
+    // A trailing dot, in the host or the entry, is ignored.
+    ("example.test", "http://example.test./", true),
+    ("example.test.", "http://api.example.test/", true),
+    // IP addresses match as addresses (IPv6 with or without brackets, CIDR for both
+    // families), never by a name's suffix.
+    ("::1", "http://[::1]/", true),
+    ("fd00::/8", "http://[fd12:3456::1]/", true),
+    ("fd00::/8", "http://[fe80::1]/", false),
+    ("[2001:db8::]/32", "http://[2001:db8:1::5]/", true),
+    ("2001:db8::/48", "http://[2001:db8:1::5]/", false),
+    ("10.0.0.0/8", "http://[::ffff:1.2.3.4]/", false),
+    ("192.168.0.0/16", "http://192.168.7.9/", true),
+    ("0.1", "http://10.0.0.1/", false),
+  ])
+  func noProxyFollowsCurlsRules(entry: String, url: String, direct: Bool) throws {
+    let proxy = HTTPProxy.all(URL(string: "http://proxy.test:3128")!, bypass: [entry])
+    let goesDirectly = try proxy.proxy(for: URL(string: url)!) == nil
+    #expect(goesDirectly == direct, "no_proxy=\(entry) for \(url)")
+  }
+
+  // Guards: printing a proxy (or dumping a value holding one) showed the proxy's password.
+  @Test func printingAProxyNeverShowsItsPassword() async throws {
+    let password = "s3cret-pw"
+    let basic = Data("tether:\(password)".utf8).base64EncodedString()
+    let proxy = HTTPProxy.all(
+      try #require(URL(string: "http://tether:\(password)@127.0.0.1:1")), bypass: [".internal"])
+    struct Settings {
+      var name = "settings"
+      var proxy: HTTPProxy
+    }
+    let settings = Settings(proxy: proxy)
+    // A client that has used the proxy once: its engine holds a route to it.
+    let client = HTTPClient(
+      baseURL: URL(string: "http://origin.test")!, timeout: .seconds(5), retryPolicy: .none,
+      proxy: proxy)
+    _ = try? await client.response(for: HTTPRequest(url: client.baseURL))
+    var dumped = ""
+    dump(settings, to: &dumped)
+    var dumpedClient = ""
+    dump(client, to: &dumpedClient)
+    let texts = [
+      String(describing: proxy), String(reflecting: proxy), "\(proxy)", "\([proxy])",
+      String(describing: settings), String(reflecting: settings), dumped, dumpedClient,
+    ]
+    for text in texts {
+      #expect(!text.contains(password), "\(text)")
+      #expect(!text.contains(basic), "\(text)")
+    }
+    #expect(String(describing: proxy).contains("http://tether:***@127.0.0.1:1"))
+    #expect(dumped.contains("tether:***@127.0.0.1:1"), "\(dumped)")
+    #expect(dumped.contains(".internal"), "\(dumped)")
+    // The value itself keeps the password: it is what the proxy needs.
+    #expect(proxy.http?.password == password)
   }
 
   @Test func aProxyThatIsNotPlainHTTPIsRefusedWithAClearError() {
@@ -190,6 +278,29 @@ struct HTTPSProxyTunnelTests {
     }
     proxy.stop()
     await nginx.stop()
+  }
+
+  // Guards: a CONNECT answered 200 with a body read "the proxy refused the tunnel (status
+  // 200)"; the proxy accepted it, then sent bytes a tunnel must not carry.
+  @Test func aTunnelAnsweredWithABodySaysWhatHappened() async throws {
+    let proxy = try HostileServer { connection in
+      guard try connection.readRequestHead() != nil else { return }
+      try connection.send("HTTP/1.1 200 Connection established\r\nContent-Length: 5\r\n\r\nhello")
+      connection.holdUntilClosed()
+    }
+    defer { proxy.stop() }
+    let url = URL(string: "https://origin.test/a")!
+    let client = HTTPClient(
+      baseURL: url, timeout: .seconds(10), retryPolicy: .none, proxy: .all(proxy.baseURL))
+    let error = await #expect(throws: HTTPError.self) {
+      try await client.response(for: HTTPRequest(url: url))
+    }
+    guard case .unreachable(_, let reason) = error else {
+      Issue.record("expected unreachable, got \(String(describing: error))")
+      return
+    }
+    #expect(reason.contains("accepted the tunnel (status 200)"), "\(reason)")
+    #expect(!reason.contains("refused"), "\(reason)")
   }
 
   @Test func serverSentEventsThroughTheTunnel() async throws {

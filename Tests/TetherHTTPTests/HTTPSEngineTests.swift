@@ -79,17 +79,86 @@ struct HTTPSEngineTests {
     await nginx.stop()
   }
 
+  /// RFC 6125: a certificate whose only name is its subject's CN (no subjectAltName) is not
+  /// for that name, even when the CN matches and a trusted authority signed it.
+  @Test func aCertificateNamedOnlyInItsCommonNameIsRefused() async throws {
+    let nginx = try await NginxTLSServer.start(certificate: authority.commonNameOnlyServer)
+    try nginx.publish("secret", as: "secret.txt")
+    let client = HTTPClient(
+      baseURL: URL(string: "https://localhost:\(nginx.port)")!, timeout: .seconds(10),
+      trustedCertificates: [authority.certificatePEM], proxy: .none)
+    let url = client.baseURL.appendingPathComponent("secret.txt")
+    await #expect(
+      throws: HTTPError.unreachable(
+        url: url.absoluteString, reason: "certificate is for another host")
+    ) {
+      try await client.response(for: HTTPRequest(url: url))
+    }
+    await nginx.stop()
+  }
+
+  // Guards: an encrypted client key made OpenSSL's default passphrase callback prompt on the
+  // terminal (or on stdout, reading stdin), and the request hung past its timeout.
+  @Test func anEncryptedClientKeyIsUsedWithItsPassphraseAndRefusedAtOnceWithoutIt()
+    async throws
+  {
+    let nginx = try await NginxTLSServer.start(
+      certificate: authority.server, clientCertificateAuthority: authority.authority)
+    try nginx.publish("members only", as: "secret.txt")
+    let url = nginx.baseURL.appendingPathComponent("secret.txt")
+    func client(passphrase: String?) -> HTTPClient {
+      HTTPClient(
+        baseURL: nginx.baseURL, timeout: .seconds(10),
+        trustedCertificates: [authority.certificatePEM],
+        clientCertificatePEM: authority.encryptedClient.certificatePEM,
+        clientKeyPEM: authority.encryptedClient.keyPEM, clientKeyPassphrase: passphrase,
+        proxy: .none, plainHTTPOverSockets: true)
+    }
+    let admitted = try await client(passphrase: TestCertificateAuthority.clientKeyPassphrase)
+      .response(for: HTTPRequest(url: url))
+    #expect(admitted.status == 200)
+    #expect(String(decoding: admitted.body, as: UTF8.self) == "members only")
+
+    let clock = ContinuousClock()
+    for (passphrase, reason) in [
+      (nil, "TLS configuration refused: the private key is encrypted and no passphrase was given"),
+      (
+        "not it",
+        "TLS configuration refused: the private key cannot be decrypted with the passphrase given"
+      ),
+    ] as [(String?, String)] {
+      let start = clock.now
+      let error = await #expect(throws: HTTPError.self) {
+        try await client(passphrase: passphrase).response(for: HTTPRequest(url: url))
+      }
+      guard case .unreachable(_, let got) = error else {
+        Issue.record("expected unreachable, got \(String(describing: error))")
+        continue
+      }
+      #expect(got.hasPrefix(reason), "\(got)")
+      // Not retried either: the default policy's back-off alone would take 0.6 s.
+      #expect(clock.now - start < .milliseconds(500), "it took \(clock.now - start)")
+    }
+    await nginx.stop()
+  }
+
   /// A refused certificate is refused again on every attempt: the retry policy gives up at
   /// once instead of waiting out its back-off.
   @Test func aRefusedCertificateIsNotRetried() {
     for failure in [
       TLSFailure.certificateExpired, .certificateHostMismatch, .certificateUntrusted("x"),
       .invalidConfiguration("no PEM certificate found"),
+      // The server refusing the client's certificate (or its absence) with an alert.
+      .connectionFailed("tlsv13 alert certificate required"),
+      .handshakeFailed("sslv3 alert bad certificate"), .handshakeFailed("tlsv1 alert unknown ca"),
     ] {
       #expect(!HTTPRetryPolicy.isTransient(failure.httpError(url: "https://a")))
     }
     #expect(
       HTTPRetryPolicy.isTransient(.unreachable(url: "https://a", reason: "connection refused")))
+    #expect(
+      HTTPRetryPolicy.isTransient(
+        TLSFailure.handshakeFailed("connection reset").httpError(url: "https://a")))
   }
 
   enum Certificate: Sendable, CustomStringConvertible {

@@ -48,6 +48,56 @@ import TetherTesting
     #expect(server.requests.count == 1)
   }
 
+  struct Owner: Encodable, Hashable, Sendable {
+    var user: String
+  }
+
+  // Guards: routes matched the decoded path, so a `/` sent as `%2F` inside one segment split
+  // it there and `/users/*/repos` never matched.
+  @Test func routesMatchThePathAsSentWithAnEncodedSlashInsideOneSegment() async throws {
+    let server = HTTPStubTransport()
+    server.on(.get, "/users/*/repos", .json([Item(id: 1, name: "repo")]))
+    server.on(.get, "/files/a b", .text("spaced"))
+    let client = HTTPClient(baseURL: Self.base, transport: server)
+    let repos = Endpoint<Owner, NoBody, [Item]>.get("/users/{user}/repos")
+
+    #expect(try await client.send(repos, Owner(user: "team/app")) == [Item(id: 1, name: "repo")])
+    let sent = try #require(server.requests(.get, "/users/team%2Fapp/repos").first)
+    #expect(sent.url.absoluteString == "https://api.example.test/users/team%2Fapp/repos")
+    #expect(server.requests(.get, "/users/*/repos").count == 1)
+    // A route may spell a segment decoded; the request is matched as sent, `%20`.
+    let spaced = try await client.response(
+      for: HTTPRequest(url: URL(string: "https://api.example.test/files/a%20b")!))
+    #expect(String(decoding: spaced.body, as: UTF8.self) == "spaced")
+  }
+
+  // Guards: recorded requests left out `User-Agent` and `Accept-Encoding`, which the socket
+  // transport sends; the stub's record and a real server's agree on them now.
+  @Test func recordedRequestsCarryTheHeadersTheSocketTransportSends() async throws {
+    let real = try TestHTTPServer()
+    defer { real.stop() }
+    real.setDocument("{}", at: "/a")
+    let stub = HTTPStubTransport()
+    stub.on(.get, "/a", .text("{}"))
+    let headers = ["X-Mine": "1", "Connection": "close"]
+    _ = try await HTTPClient(baseURL: real.baseURL, headers: headers, retryPolicy: .none)
+      .response(for: HTTPRequest(url: real.url(for: "/a")))
+    _ = try await HTTPClient(baseURL: Self.base, headers: headers, transport: stub)
+      .response(for: HTTPRequest(url: Self.base.appending(path: "a")))
+    let onTheWire = try #require(real.requests.first)
+    let recorded = try #require(stub.requests.first)
+    for name in ["User-Agent", "Accept-Encoding", "X-Mine"] {
+      #expect(recorded.header(name) != nil, "\(name) was not recorded")
+      #expect(recorded.header(name) == onTheWire.header(name), "\(name)")
+    }
+    // Framing is the transport's own: a caller's `Connection` is not sent as given.
+    #expect(recorded.header("Connection") == nil)
+    // A request's own value wins, on the wire and in the record.
+    _ = try await HTTPClient(baseURL: Self.base, transport: stub).response(
+      for: HTTPRequest(url: Self.base.appending(path: "a"), headers: ["User-Agent": "mine/1"]))
+    #expect(stub.requests.last?.header("User-Agent") == "mine/1")
+  }
+
   @Test func transientStatusesAreRetriedAndFinalStatusesThrown() async throws {
     let server = HTTPStubTransport()
     server.on(

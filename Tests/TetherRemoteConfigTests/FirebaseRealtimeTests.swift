@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TestSupport
 import Testing
 import Tether
@@ -68,6 +69,33 @@ import TetherRemoteConfig
     // Both templates came by realtime fetches, none by a poll.
     let types = firebase.fetchRequests.compactMap { $0.header("X-Firebase-RC-Fetch-Type") }
     #expect(types == ["REALTIME/1", "REALTIME/1"])
+  }
+
+  // Guards: a stream sending change events without end called the config once per event (a
+  // task and a fetch each): the process grew by 268 MB in 1.4 s. Announcements are coalesced
+  // into at most one call per interval, the last one never lost.
+  @Test func aFloodOfChangeEventsIsCoalesced() async throws {
+    let firebase = try FirebaseFakeServer()
+    let source = firebaseSource(firebase, realtime: Self.fast)
+    let calls = Mutex(0)
+    let observation = source.observeChanges { calls.withLock { $0 += 1 } }
+    defer { observation?.cancel() }
+    try await firebase.waitForRealtimeClients(1)
+    try await waitUntil("the connected state") { source.realtimeState == .connected }
+    // 20,000 ever newer versions, none fetched (no config fetches here): each is news.
+    let events = 20_000
+    for version in 1...events {
+      firebase.sendRealtime(#"{"latestTemplateVersionNumber": \#(version)}"#)
+    }
+    // Sent after the flood, read after it: the connection has seen every event then.
+    firebase.disableRealtime()
+    try await waitUntil("every event read", timeout: .seconds(30)) {
+      source.realtimeState == .disabled
+    }
+    // The trailing call comes at most one interval later.
+    try await waitUntil("the trailing call") { calls.withLock { $0 } >= 2 }
+    let count = calls.withLock { $0 }
+    #expect(count <= 20, "\(count) calls for \(events) events")
   }
 
   @Test func aDroppedStreamReconnectsAndMissesNoVersion() async throws {

@@ -49,12 +49,12 @@ enum HTTP1RequestSerializer {
       }
       fields.append((name, lowercased, value))
     }
-    if !hasUserAgent { fields.append(("User-Agent", "user-agent", "Tether")) }
+    if !hasUserAgent { fields.append(("User-Agent", "user-agent", userAgent)) }
     if let proxyAuthorization {
       fields.append(("Proxy-Authorization", "proxy-authorization", proxyAuthorization))
     }
     // Nothing is decompressed here: say so (without the header, any coding would be fair).
-    if !hasAcceptEncoding { fields.append(("Accept-Encoding", "accept-encoding", "identity")) }
+    if !hasAcceptEncoding { fields.append(("Accept-Encoding", "accept-encoding", acceptEncoding)) }
     fields.sort { $0.name < $1.name }
     // A name repeated in another case (possible through the `headers` dictionary) is sent
     // once, as URLSession does: the first in sorted order. Sorted by name, a repeat is not
@@ -75,6 +75,30 @@ enum HTTP1RequestSerializer {
     bytes.append(contentsOf: "\r\n".utf8)
     bytes.append(contentsOf: body)
     return bytes
+  }
+
+  /// The `User-Agent` sent when the request has none.
+  static let userAgent = "Tether"
+  /// The `Accept-Encoding` sent when the request has none: nothing is decompressed, so only
+  /// the identity coding is acceptable.
+  static let acceptEncoding = "identity"
+
+  /// `request` with its headers as ``serialize(_:absoluteForm:proxyAuthorization:hostHeader:)``
+  /// sends them: `User-Agent` and `Accept-Encoding` added when missing, and the framing
+  /// headers it writes itself (`Host`, `Content-Length`, `Transfer-Encoding`, `Connection`)
+  /// left out. What an in-process stand-in for a server records (``HTTPExchangeHandler``).
+  static func withHeadersAsSent(_ request: HTTPRequest) -> HTTPRequest {
+    var sent = request
+    for name in request.headers.keys {
+      switch name.lowercased() {
+      case "host", "content-length", "transfer-encoding", "connection":
+        sent.headers.removeValue(forKey: name)
+      default: break
+      }
+    }
+    if sent.header("User-Agent") == nil { sent.headers["User-Agent"] = userAgent }
+    if sent.header("Accept-Encoding") == nil { sent.headers["Accept-Encoding"] = acceptEncoding }
+    return sent
   }
 
   /// The request target in origin form: the percent-encoded path (`/` when empty) and query.
@@ -131,8 +155,9 @@ enum HTTP1RequestSerializer {
 }
 
 /// The checks every request passes once, before any transport sees it: the method is an
-/// RFC 9110 token and every header name is a token whose value holds no CR, LF or NUL.
-/// Either flaw would let a request smuggle a second one (or a header) past the server.
+/// RFC 9110 token, every header name is a token whose value holds no CR, LF or NUL, and the
+/// host holds no control character. Any of these flaws would let a request smuggle a second
+/// one (or a header) past the server, or reach another host than the one it names.
 enum RequestValidation {
   static func validate(_ request: HTTPRequest) throws(HTTPError) {
     let method = request.method.rawValue
@@ -151,8 +176,32 @@ enum RequestValidation {
     else {
       throw .invalidRequest("\(HTTPError.redacted(request.url)) is not an http(s) URL")
     }
-    guard let host = request.url.host, !host.isEmpty else {
-      throw .invalidRequest("\(HTTPError.redacted(request.url)) has no host")
+    try validateHost(of: request.url)
+  }
+
+  /// Refuses a URL without a host, or whose host, once percent-decoded, holds a control
+  /// character, a space or a delimiter (`/ \ ? # @`): `https://localhost%00.evil.test/`.
+  /// Name resolution, SNI and the certificate check stop at a NUL while `Host` and `CONNECT`
+  /// carry the whole name (the request would go to, and be verified for, `localhost`), and a
+  /// CR or LF would end the `Host` line. Checked before any I/O, for every hop: the request,
+  /// each redirect's target and the proxy.
+  static func validateHost(of url: URL) throws(HTTPError) {
+    guard let host = url.host, !host.isEmpty else {
+      throw .invalidRequest("\(HTTPError.redacted(url)) has no host")
+    }
+    guard !host.utf8.contains(where: isForbiddenInHost) else {
+      throw .invalidRequest(
+        "the host of \(HTTPError.redacted(url)) holds a control character, a space or a "
+          + "delimiter")
+    }
+  }
+
+  private static func isForbiddenInHost(_ byte: UInt8) -> Bool {
+    switch byte {
+    case 0...0x20, 0x7F, UInt8(ascii: "/"), UInt8(ascii: "\\"), UInt8(ascii: "?"),
+      UInt8(ascii: "#"), UInt8(ascii: "@"):
+      true
+    default: false
     }
   }
 

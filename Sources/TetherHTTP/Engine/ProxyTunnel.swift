@@ -77,11 +77,18 @@ struct ProxyTunnel {
       return .failed("the proxy's answer to CONNECT: \(error.reason)")
     }
     for case .head(let status, _) in events {
-      guard (200..<300).contains(status), !parser.hasTrailingBytes else {
+      guard (200..<300).contains(status) else {
         return .failed(
           status == 407
             ? "the proxy requires authentication (407)"
             : "the proxy refused the tunnel (status \(status))")
+      }
+      guard !parser.hasTrailingBytes else {
+        // RFC 9110 §9.3.6: a 2xx answer to CONNECT has no content. Bytes after its head
+        // would be read as the origin's, so the tunnel is not used.
+        return .failed(
+          "the proxy accepted the tunnel (status \(status)) but sent bytes after its answer, "
+            + "before the origin could speak; the tunnel was not used")
       }
       return .open
     }

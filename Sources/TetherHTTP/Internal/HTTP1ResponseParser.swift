@@ -104,6 +104,7 @@ struct HTTP1ResponseParser {
         let lineFeed = bytes[index...].firstIndex(of: 0x0A)
         line.append(contentsOf: bytes[index..<(lineFeed ?? bytes.endIndex)])
         try checkLineLength()
+        if !statusLineSeen, case .head = stage { try checkStatusLineStart() }
         guard let lineFeed else { return events }
         index = bytes.index(after: lineFeed)
         if line.last == 0x0D { line.removeLast() }
@@ -200,7 +201,44 @@ struct HTTP1ResponseParser {
     }
   }
 
+  /// The reason given for an answer in HTTP/2: a server that speaks only HTTP/2 answers an
+  /// HTTP/1.1 request with its SETTINGS frame (or a GOAWAY), never a status line.
+  static let http2Answer =
+    "the server answered in HTTP/2, which this client does not speak (it sends HTTP/1.1 only)"
+
+  /// Fails as soon as the bytes of a status line so far cannot begin `HTTP/`, instead of
+  /// waiting for a line feed that binary bytes may never hold; an HTTP/2 frame or preface
+  /// is named as such.
+  private func checkStatusLineStart() throws(Failure) {
+    let expected = "HTTP/".utf8
+    let count = min(line.count, expected.count)
+    guard !line.prefix(count).elementsEqual(expected.prefix(count)) else { return }
+    let preface = "PRI * HTTP/2.0".utf8
+    if preface.starts(with: line.prefix(preface.count)) {
+      // The start of HTTP/2's connection preface: wait for all of it.
+      guard line.count >= preface.count else { return }
+      throw Failure(reason: Self.http2Answer)
+    }
+    if line.first == 0 {
+      // An HTTP/2 frame begins with its 24-bit length, whose first byte is 0 for any frame
+      // a server opens with; its header is 9 bytes.
+      guard line.count >= 9 else { return }
+      let type = line[line.startIndex + 3]
+      let stream = line[(line.startIndex + 5)..<(line.startIndex + 9)].reduce(UInt32(0)) {
+        $0 << 8 | UInt32($1)
+      }
+      // SETTINGS (4) or GOAWAY (7), on stream 0.
+      if (type == 4 || type == 7) && stream & 0x7FFF_FFFF == 0 {
+        throw Failure(reason: Self.http2Answer)
+      }
+    }
+    throw Failure(reason: "not an HTTP/1.x status line")
+  }
+
   private mutating func readStatusLine(_ line: [UInt8]) throws(Failure) {
+    if line.starts(with: "HTTP/2".utf8) {
+      throw Failure(reason: Self.http2Answer)
+    }
     // HTTP/1.x SP 3DIGIT [SP reason]
     guard line.count >= 12, line.starts(with: "HTTP/1.".utf8),
       line[7] == UInt8(ascii: "0") || line[7] == UInt8(ascii: "1"), line[8] == 0x20,

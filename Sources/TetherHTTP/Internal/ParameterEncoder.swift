@@ -132,6 +132,10 @@ enum ParameterEncoder {
 enum PathTemplate {
   /// The path with every placeholder replaced by its percent-encoded parameter, and the
   /// parameters no placeholder used, for the query.
+  ///
+  /// - Throws: ``HTTPError/invalidRequest(_:)`` for a placeholder without a value, with an
+  ///   empty one, or with exactly `.` or `..` (a dot-segment: servers resolve it even when
+  ///   percent-encoded, so the request would reach another path).
   static func fill(
     _ template: String, with items: [ParameterEncoder.Item],
     parametersType: @autoclosure () -> String
@@ -165,7 +169,14 @@ enum PathTemplate {
       if remaining.contains(where: { $0.name == name }) {
         throw .invalidRequest("the placeholder {\(name)} of \(template) has several values")
       }
-      path += escapeSegment(value)
+      guard value != "." && value != ".." else {
+        // As Retrofit does: `%2E%2E` is no safer than `..`, since servers and proxies decode
+        // it and then resolve the dot-segment (`/users/%2E%2E/repos` is `/repos` to them).
+        throw .invalidRequest(
+          "the placeholder {\(name)} of \(template) is \"\(value)\", a dot-segment that would "
+            + "move the request to another path")
+      }
+      path += escape(value)
       rest = rest[rest.index(after: close)...]
     }
     guard !rest.utf8.contains(braces.close) else {
@@ -181,13 +192,5 @@ enum PathTemplate {
   /// `text` with everything but unreserved characters percent-encoded (RFC 3986 2.3).
   static func escape(_ text: String) -> String {
     text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? ""
-  }
-
-  /// A placeholder's value as one path segment: ``escape(_:)``, and a value that is exactly
-  /// `.` or `..` with its dots encoded too, so that it can never become a dot-segment that
-  /// moves the request to another path (`/users/../repos`).
-  static func escapeSegment(_ text: String) -> String {
-    guard text == "." || text == ".." else { return escape(text) }
-    return String(repeating: "%2E", count: text.count)
   }
 }

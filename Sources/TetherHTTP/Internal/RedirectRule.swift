@@ -9,7 +9,8 @@ enum RedirectRule {
     case refuse(HTTPError)
   }
 
-  /// At most `maximumRedirects`; never from `https` to anything else; only to http(s); the
+  /// At most `maximumRedirects`; never from `https` to anything else; only to http(s) URLs
+  /// whose host passes ``RequestValidation/validateHost(of:)``; the
   /// credentials (`Authorization`, `Cookie`, `Proxy-Authorization` and `sensitiveHeaders`,
   /// lower-cased) are stripped when the target's origin differs from the original request's.
   static func decide(
@@ -35,6 +36,15 @@ enum RedirectRule {
     }
     guard scheme == "http" || scheme == "https" else {
       return .refuse(.redirectRefused(url: from, reason: "the redirect is not to http(s)"))
+    }
+    do throws(HTTPError) {
+      try RequestValidation.validateHost(of: target)
+    } catch {
+      return .refuse(
+        .redirectRefused(
+          url: from,
+          reason: "the redirect's host is missing or holds a control character, a space or a "
+            + "delimiter"))
     }
     guard Origin(original) != Origin(target) else { return .follow(stripping: []) }
     let credentials = HTTPRequest.credentialHeaders.union(sensitiveHeaders)

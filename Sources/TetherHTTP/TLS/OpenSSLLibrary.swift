@@ -70,6 +70,9 @@ final class OpenSSLLibrary: @unchecked Sendable {
   static let optionIgnoreUnexpectedEOF: UInt64 = 1 << 7
   /// `X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS`: `*` matches a whole label only.
   static let checkFlagNoPartialWildcards: UInt32 = 0x4
+  /// `X509_CHECK_FLAG_NEVER_CHECK_SUBJECT`: the subject's CN is never taken for a host name,
+  /// even in a certificate without a subjectAltName (RFC 6125 §6.4.4, as browsers do).
+  static let checkFlagNeverCheckSubject: UInt32 = 0x20
 
   // MARK: - libssl
 
@@ -183,10 +186,15 @@ final class OpenSSLLibrary: @unchecked Sendable {
   typealias ClearErrorsFunction = @convention(c) () -> Void
   /// `BIO *BIO_new_mem_buf(const void *, int)`.
   typealias MemoryBIOFunction = @convention(c) (UnsafeRawPointer?, Int32) -> OpaquePointer?
-  /// `T *PEM_read_bio_T(BIO *, T **, pem_password_cb *, void *)`.
+  /// `int pem_password_cb(char *buffer, int size, int rwflag, void *u)`: writes the
+  /// passphrase into `buffer` and returns its length, or returns -1 to fail.
+  typealias PassphraseCallback =
+    @convention(c) (UnsafeMutablePointer<CChar>?, Int32, Int32, UnsafeMutableRawPointer?) -> Int32
+  /// `T *PEM_read_bio_T(BIO *, T **, pem_password_cb *, void *)`. Never pass a `nil`
+  /// callback: OpenSSL's default one prompts on the terminal (or stdin) and blocks.
   typealias PEMReadFunction =
     @convention(c) (
-      OpaquePointer?, UnsafeMutableRawPointer?, UnsafeRawPointer?, UnsafeMutableRawPointer?
+      OpaquePointer?, UnsafeMutableRawPointer?, PassphraseCallback?, UnsafeMutableRawPointer?
     ) -> OpaquePointer?
 
   /// `OpenSSL_version_num`.

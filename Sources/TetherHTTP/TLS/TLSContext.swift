@@ -20,11 +20,25 @@ final class TLSContext: @unchecked Sendable {
   /// A client certificate and its private key, both PEM, for servers that require mutual
   /// TLS (etcd with client-certificate authentication). The certificate PEM may hold the
   /// intermediate certificates after the client's own.
-  struct ClientIdentity: Hashable, Sendable {
+  struct ClientIdentity: Hashable, Sendable, CustomReflectable {
     /// The client's certificate, then any intermediates, in PEM.
     var certificatePEM: String
-    /// The certificate's private key in PEM, unencrypted.
+    /// The certificate's private key in PEM, unencrypted or encrypted under
+    /// `privateKeyPassphrase`.
     var privateKeyPEM: String
+    /// The passphrase of an encrypted `privateKeyPEM`; `nil` for a key that is not encrypted
+    /// (an encrypted one then fails at once, never prompting).
+    var privateKeyPassphrase: String? = nil
+
+    /// The certificate only: `dump` never shows the key or its passphrase.
+    var customMirror: Mirror {
+      Mirror(
+        self,
+        children: [
+          "certificatePEM": certificatePEM, "privateKeyPEM": "(redacted)",
+          "privateKeyPassphrase": privateKeyPassphrase == nil ? "nil" : "(redacted)",
+        ])
+    }
   }
 
   /// The OpenSSL the context was made with; its sessions use it too.
@@ -35,6 +49,10 @@ final class TLSContext: @unchecked Sendable {
   /// Makes a context that trusts the system's certificate authorities and those in
   /// `trustedCertificates` (each a PEM string that may hold several certificates), and
   /// presents `clientIdentity` to servers that ask for one.
+  ///
+  /// An encrypted client key is decrypted with the identity's passphrase; without one it
+  /// fails at once with ``TLSFailure/invalidConfiguration(_:)`` (OpenSSL's own passphrase
+  /// prompt, which reads the terminal, is never used).
   ///
   /// `library` names the OpenSSL to load; tests name one that does not exist.
   init(
@@ -107,7 +125,8 @@ final class TLSContext: @unchecked Sendable {
       }
       defer { _ = library.bioFree(bio) }
       var certificates: [OpaquePointer] = []
-      while let certificate = library.pemReadCertificate(bio, nil, nil, nil) {
+      // A certificate is never encrypted: the callback refuses at once if OpenSSL asks.
+      while let certificate = library.pemReadCertificate(bio, nil, refusePassphrase, nil) {
         certificates.append(certificate)
       }
       // The read past the last certificate queues "no start line".
@@ -120,22 +139,38 @@ final class TLSContext: @unchecked Sendable {
     return certificates
   }
 
+  /// The private key in `pem`, decrypted with `passphrase` when it is encrypted (the caller
+  /// frees it). OpenSSL asks the passphrase callback only for an encrypted key; without a
+  /// passphrase the callback refuses at once, so nothing ever prompts or waits on a terminal.
   private static func privateKey(
-    in pem: String, library: OpenSSLLibrary
+    in pem: String, passphrase: String?, library: OpenSSLLibrary
   ) throws(TLSFailure)
     -> OpaquePointer
   {
     var pem = pem
+    let request = PassphraseRequest(passphrase: passphrase)
     let key = pem.withUTF8 { bytes -> OpaquePointer? in
       guard let bio = library.bioNewMemoryBuffer(bytes.baseAddress, Int32(bytes.count)) else {
         return nil
       }
       defer { _ = library.bioFree(bio) }
-      return library.pemReadPrivateKey(bio, nil, nil, nil)
+      return withExtendedLifetime(request) {
+        library.pemReadPrivateKey(
+          bio, nil, supplyPassphrase, Unmanaged.passUnretained(request).toOpaque())
+      }
     }
     guard let key else {
-      throw TLSFailure.invalidConfiguration(
-        "no PEM private key found (\(library.takeErrorReason() ?? "unreadable"))")
+      let detail = library.takeErrorReason() ?? "unreadable"
+      switch (request.asked, passphrase) {
+      case (true, nil):
+        throw TLSFailure.invalidConfiguration(
+          "the private key is encrypted and no passphrase was given")
+      case (true, _):
+        throw TLSFailure.invalidConfiguration(
+          "the private key cannot be decrypted with the passphrase given (\(detail))")
+      case (false, _):
+        throw TLSFailure.invalidConfiguration("no PEM private key found (\(detail))")
+      }
     }
     return key
   }
@@ -145,7 +180,8 @@ final class TLSContext: @unchecked Sendable {
   ) throws(TLSFailure) {
     let certificates = try certificates(in: identity.certificatePEM, library: library)
     defer { certificates.forEach { library.certificateFree($0) } }
-    let key = try privateKey(in: identity.privateKeyPEM, library: library)
+    let key = try privateKey(
+      in: identity.privateKeyPEM, passphrase: identity.privateKeyPassphrase, library: library)
     defer { library.privateKeyFree(key) }
     // SSL_CTX_use_certificate and _PrivateKey take their own references.
     guard library.ctxUseCertificate(context, certificates[0]) == 1 else {
@@ -165,3 +201,34 @@ final class TLSContext: @unchecked Sendable {
     }
   }
 }
+
+/// What ``supplyPassphrase`` reads and reports for one `PEM_read_bio_PrivateKey`: the
+/// passphrase to give, if any, and whether OpenSSL asked (the key is encrypted). Used on one
+/// thread, within that call.
+private final class PassphraseRequest {
+  let passphrase: [UInt8]?
+  var asked = false
+
+  init(passphrase: String?) {
+    self.passphrase = passphrase.map { Array($0.utf8) }
+  }
+}
+
+/// The passphrase callback for private keys: copies the ``PassphraseRequest``'s passphrase,
+/// or fails (-1) when there is none or it does not fit OpenSSL's buffer.
+private let supplyPassphrase: OpenSSLLibrary.PassphraseCallback = { buffer, size, _, context in
+  guard let context else { return -1 }
+  let request = Unmanaged<PassphraseRequest>.fromOpaque(context).takeUnretainedValue()
+  request.asked = true
+  guard let buffer, let passphrase = request.passphrase, passphrase.count <= Int(size) else {
+    return -1
+  }
+  passphrase.withUnsafeBytes { bytes in
+    UnsafeMutableRawPointer(buffer).copyMemory(
+      from: bytes.baseAddress ?? UnsafeRawPointer(buffer), byteCount: bytes.count)
+  }
+  return Int32(passphrase.count)
+}
+
+/// A passphrase callback that always fails: for PEM that is never encrypted (certificates).
+private let refusePassphrase: OpenSSLLibrary.PassphraseCallback = { _, _, _, _ in -1 }

@@ -45,11 +45,25 @@ enum TLSFailure: Error, Equatable, Sendable {
   }
 
   /// Whether an ``HTTPError/unreachable(url:reason:)`` with `reason` came from a failure that
-  /// repeats on every attempt (a certificate refused, a configuration OpenSSL refused), so
-  /// retrying it only delays the error.
+  /// repeats on every attempt (the server's certificate refused, a configuration OpenSSL
+  /// refused such as a bad or encrypted client key, or the server's alert refusing the
+  /// client's certificate), so retrying it only delays the error.
   static func isPermanent(reason: String) -> Bool {
-    reason.hasPrefix("certificate ") || reason.hasPrefix("TLS configuration refused")
+    if reason.hasPrefix("certificate ") || reason.hasPrefix("TLS configuration refused") {
+      return true
+    }
+    guard reason.hasPrefix("TLS handshake failed") || reason.hasPrefix("TLS connection failed")
+    else { return false }
+    return clientCertificateAlerts.contains { reason.contains($0) }
   }
+
+  /// OpenSSL's words for the alerts a server sends when it refuses the client's certificate
+  /// (or its absence): `sslv3 alert bad certificate`, `tlsv13 alert certificate required`, ….
+  private static let clientCertificateAlerts = [
+    "alert bad certificate", "alert unsupported certificate", "alert certificate revoked",
+    "alert certificate expired", "alert certificate unknown", "alert unknown ca",
+    "alert access denied", "alert certificate required",
+  ]
 
   /// The ``HTTPError`` a request to `url` fails with.
   func httpError(url: String) -> HTTPError {
@@ -69,5 +83,20 @@ enum TLSFailure: Error, Equatable, Sendable {
     case 62, 64: .certificateHostMismatch  // X509_V_ERR_HOSTNAME_MISMATCH, _IP_ADDRESS_MISMATCH
     default: .certificateRejected(description)
     }
+  }
+}
+
+extension HTTPError {
+  /// Whether this is a TLS refusal that repeats on every attempt (see
+  /// ``TLSFailure/isPermanent(reason:)``): a certificate refused either way or a client key
+  /// that cannot be used. Fail-over loops (etcd's) stop at it instead of retrying.
+  package var isPermanentTLSRefusal: Bool {
+    guard case .unreachable(_, let reason) = self else { return false }
+    return TLSFailure.isPermanent(reason: reason)
+  }
+
+  /// Whether an unreachable error's `reason` names a permanent TLS refusal.
+  package static func isPermanentTLSRefusal(reason: String) -> Bool {
+    TLSFailure.isPermanent(reason: reason)
   }
 }

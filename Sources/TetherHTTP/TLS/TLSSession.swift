@@ -20,8 +20,9 @@ import Darwin
 /// }
 /// ```
 ///
-/// - The host: SNI carries a host name (never an IP literal), and the certificate must be for
-///   that name, or for that IP address when `host` is one (`127.0.0.1`, `::1`, `[::1]`).
+/// - The host: SNI carries a host name (never an IP literal), and the certificate's
+///   subjectAltName must list that name, or that IP address when `host` is one (`127.0.0.1`,
+///   `::1`, `[::1]`). A name only in the subject's CN does not count (RFC 6125).
 /// - ALPN offers `http/1.1` only.
 /// - After `.wantRead`/`.wantWrite`, call the same method again, with the same bytes for a
 ///   write, when the socket is ready for what it asked; a read may want a write (and the
@@ -125,7 +126,9 @@ final class TLSSession {
       guard named else {
         throw TLSFailure.invalidConfiguration("\(bare) is not a host name OpenSSL accepts")
       }
-      library.setHostFlags(ssl, OpenSSLLibrary.checkFlagNoPartialWildcards)
+      library.setHostFlags(
+        ssl,
+        OpenSSLLibrary.checkFlagNoPartialWildcards | OpenSSLLibrary.checkFlagNeverCheckSubject)
     }
     // ALPN's wire format: each protocol name preceded by its length.
     let alpn: [UInt8] = [8] + Array("http/1.1".utf8)
@@ -263,6 +266,12 @@ final class TLSSession {
       {
         return failure
       }
+    }
+    if let reason, reason.contains("no application protocol") {
+      // Alert 120: the server speaks none of the protocols ALPN offered (only `http/1.1`).
+      return .handshakeFailed(
+        "the server refused HTTP/1.1 (ALPN: \(reason)); it speaks only HTTP/2 or another "
+          + "protocol")
     }
     return .handshakeFailed(reason ?? Self.describe(code: code, errno: systemError))
   }

@@ -7,7 +7,11 @@ import Foundation
 /// - ``server``: for `127.0.0.1`, `::1` and `localhost` (subjectAltName), valid now;
 /// - ``expiredServer``: the same names, valid only on 1 January 2020;
 /// - ``otherHostServer``: valid now, but for `other.example` only;
+/// - ``commonNameOnlyServer``: valid now, `CN=localhost` but no subjectAltName (RFC 6125
+///   clients refuse it for `localhost`);
 /// - ``client``: a client certificate (`CN=tether-test-client`, clientAuth) for mutual TLS;
+/// - ``encryptedClient``: the same client certificate with its key encrypted under
+///   ``clientKeyPassphrase``;
 /// - ``serverAndClient``: like ``server``, but also good as a client certificate (etcd's JSON
 ///   gateway dials its own TLS listener with its server certificate, which must then pass
 ///   `--client-cert-auth` too).
@@ -45,8 +49,15 @@ public final class TestCertificateAuthority: Sendable {
   public let expiredServer: Identity
   /// A server certificate for `other.example` only.
   public let otherHostServer: Identity
+  /// A server certificate whose only name is its subject's `CN=localhost`.
+  public let commonNameOnlyServer: Identity
   /// A client certificate for mutual TLS.
   public let client: Identity
+  /// ``client``'s certificate with its key in encrypted PEM (`ENCRYPTED PRIVATE KEY`, AES-256),
+  /// under ``clientKeyPassphrase``.
+  public let encryptedClient: Identity
+  /// The passphrase of ``encryptedClient``'s key.
+  public static let clientKeyPassphrase = "tether test passphrase"
   /// A certificate for `127.0.0.1`, `::1` and `localhost` that is also a client certificate.
   public let serverAndClient: Identity
 
@@ -102,8 +113,12 @@ public final class TestCertificateAuthority: Sendable {
     otherHostServer = try maker.make(
       "other-host", subject: "/CN=other.example",
       extensions: ["subjectAltName=DNS:other.example", "extendedKeyUsage=serverAuth"])
+    commonNameOnlyServer = try maker.make(
+      "cn-only", subject: "/CN=localhost", extensions: ["extendedKeyUsage=serverAuth"])
     client = try maker.make(
       "client", subject: "/CN=tether-test-client", extensions: ["extendedKeyUsage=clientAuth"])
+    encryptedClient = try maker.encrypt(
+      client, as: "client-encrypted", passphrase: Self.clientKeyPassphrase)
     serverAndClient = try maker.make(
       "server-and-client", subject: "/CN=localhost",
       extensions: [serverNames, "extendedKeyUsage=serverAuth,clientAuth"])
@@ -168,6 +183,18 @@ private struct CertificateMaker {
         "-in", "\(name).csr", "-out", "\(name).pem", "-extfile", "\(name).ext", "-notext",
       ] + dates)
     return identity(name)
+  }
+
+  /// `identity` with its key encrypted under `passphrase` (the certificate file is shared).
+  func encrypt(
+    _ identity: TestCertificateAuthority.Identity, as name: String, passphrase: String
+  ) throws -> TestCertificateAuthority.Identity {
+    try run([
+      "pkey", "-in", identity.keyFile.lastPathComponent, "-out", "\(name).key", "-aes-256-cbc",
+      "-passout", "pass:\(passphrase)",
+    ])
+    return TestCertificateAuthority.Identity(
+      certificateFile: identity.certificateFile, keyFile: directory.file("\(name).key"))
   }
 
   private func identity(_ name: String) -> TestCertificateAuthority.Identity {

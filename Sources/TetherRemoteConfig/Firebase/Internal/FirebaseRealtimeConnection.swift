@@ -9,6 +9,8 @@ import TetherSupport
 ///
 /// Each `latestTemplateVersionNumber` newer than the config's version calls `onChange`, which
 /// makes the config fetch (the source then fetches until that version arrives) and activate.
+/// Calls are coalesced (``ChangeCoalescer``, at most one per ``changeInterval``): a stream
+/// that floods change events costs a bounded number of fetches and no memory per event.
 /// `featureDisabled` ends realtime (state ``FirebaseRealtimeState/disabled``), and so does a
 /// status that cannot be retried (``FirebaseRealtimeState/stopped(_:)``); when to reconnect
 /// otherwise is ``RealtimeReconnection``'s decision. Unlike the official SDKs, it never gives
@@ -17,8 +19,11 @@ import TetherSupport
 final class FirebaseRealtimeConnection: Sendable {
   private let source: FirebaseConfigSource
   private let settings: FirebaseRealtimeSettings
-  private let onChange: @Sendable () -> Void
+  private let changes: ChangeCoalescer
   private let task = Lock<Task<Void, Never>?>(nil)
+
+  /// The shortest time between two `onChange` calls; announcements in between become one.
+  static let changeInterval = Duration.milliseconds(500)
   private let client: HTTPClient
 
   init(
@@ -27,7 +32,7 @@ final class FirebaseRealtimeConnection: Sendable {
   ) {
     self.source = source
     self.settings = settings
-    self.onChange = onChange
+    changes = ChangeCoalescer(interval: Self.changeInterval, onChange: onChange)
     client = HTTPClient(
       baseURL: source.endpoints.realtime, headers: [:],
       sensitiveHeaders: ["x-goog-api-key", "x-goog-firebase-installations-auth"],
@@ -41,6 +46,7 @@ final class FirebaseRealtimeConnection: Sendable {
 
   func cancel() {
     task.withLock { $0 }?.cancel()
+    changes.cancel()
   }
 
   private func run() async {
@@ -117,7 +123,7 @@ final class FirebaseRealtimeConnection: Sendable {
             version.isFinite, version >= 0, version < 1e15,
             source.announce(version: Int(version))
           {
-            onChange()
+            changes.changed()
           }
         }
       }
