@@ -34,6 +34,7 @@ public struct IsolatedSharedStateTrait: TestTrait, SuiteTrait, TestScoping {
   /// Creates the trait; tests normally write `.isolatedSharedState` instead.
   public init(files: SharedStorage.Files = .inMemory) {
     self.files = files
+    TestingStandIns.install()
   }
 
   /// Applied to a suite, the trait applies to every test in it.
