@@ -255,7 +255,7 @@ final class EtcdMemoryStore: Sendable {
     }
   }
 
-  private static func failure(_ status: Int, code: Int, _ message: String) -> HTTPResponseMessage {
+  static func failure(_ status: Int, code: Int, _ message: String) -> HTTPResponseMessage {
     HTTPResponseMessage(
       status: status, headers: ["content-type": "application/json"],
       body: EtcdWire.data([
@@ -264,7 +264,7 @@ final class EtcdMemoryStore: Sendable {
   }
 
   /// One unary gateway call.
-  private func answer(_ path: String, _ body: EtcdWire.Object) -> HTTPResponseMessage {
+  func answer(_ path: String, _ body: EtcdWire.Object) -> HTTPResponseMessage {
     state.withLock { state -> HTTPResponseMessage in
       var reply: EtcdWire.Object
       switch path {
@@ -347,7 +347,7 @@ final class EtcdMemoryStore: Sendable {
 
   /// Opens a watch stream for the create request in `body`: its creation, the history from
   /// its start revision, then every later change in its range, until the reader goes away.
-  private func watch(_ body: Data) -> HTTPStreamingResponse {
+  func watch(_ body: Data) -> HTTPStreamingResponse {
     let first = body.split(separator: 0x0A).first.map { Data($0) } ?? body
     let create = (try? EtcdWire.object(first)).flatMap { EtcdWire.child($0, "create_request") }
     let (stream, continuation) = AsyncThrowingStream<Data, any Error>.makeStream()
@@ -385,32 +385,5 @@ final class EtcdMemoryStore: Sendable {
     }
     return HTTPStreamingResponse(
       status: 200, headers: ["content-type": "application/json"], streaming: stream)
-  }
-}
-
-extension EtcdMemoryStore: HTTPExchangeHandler {
-  func respond(to request: HTTPRequest) async throws(HTTPError) -> HTTPResponseMessage {
-    let object: EtcdWire.Object
-    do throws(EtcdError) {
-      object = try EtcdWire.object(request.body ?? Data("{}".utf8))
-    } catch {
-      return Self.failure(400, code: 3, "the request body is not a JSON object")
-    }
-    // The gateway's path, whatever prefix the endpoint URL has.
-    let path = request.url.path
-    return answer(path.range(of: "/v3/").map { String(path[$0.lowerBound...]) } ?? path, object)
-  }
-
-  func stream(_ request: HTTPRequest) async throws(HTTPError) -> HTTPStreamingResponse {
-    guard request.url.path.hasSuffix("/v3/watch") else {
-      let answer = try await respond(to: request)
-      return HTTPStreamingResponse(
-        status: answer.status, headers: answer.headers,
-        streaming: AsyncThrowingStream { continuation in
-          continuation.yield(answer.body)
-          continuation.finish()
-        })
-    }
-    return watch(request.body ?? Data())
   }
 }
