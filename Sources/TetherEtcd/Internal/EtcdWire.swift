@@ -14,12 +14,8 @@ package struct EtcdKeyValue: Sendable, Equatable {
     key: Data, value: Data, createRevision: Int64, modRevision: Int64, version: Int64,
     lease: Int64
   ) {
-    self.key = key
-    self.value = value
-    self.createRevision = createRevision
-    self.modRevision = modRevision
-    self.version = version
-    self.lease = lease
+    (self.key, self.value, self.lease) = (key, value, lease)
+    (self.createRevision, self.modRevision, self.version) = (createRevision, modRevision, version)
   }
 }
 
