@@ -23,7 +23,10 @@ import TetherSupport
 /// All members are safe to call from any thread. Lookups never wait for the network.
 public final class RemoteConfig: Sendable {
   /// The process-wide instance. It has no source until ``configure(source:settings:cacheURL:)``.
-  public static let shared = RemoteConfig()
+  ///
+  /// Made in the process scope whichever task first uses it, so an isolated scope (a test's)
+  /// never takes it for a config of its own: there, its keys read a stand-in.
+  public static let shared = withSharedStorage(.process) { RemoteConfig() }
 
   struct Active: Sendable {
     var entries: [String: JSONValue] = [:]
@@ -82,11 +85,16 @@ public final class RemoteConfig: Sendable {
   ///   - cacheURL: A file to keep the last activated config in. When it holds a cache, the
   ///     config starts from it (a restart without network keeps the last values); a corrupt
   ///     cache is moved aside and reported in ``lastError``.
+  ///
+  /// A config created in an isolated storage scope (a test's) is the one keys created there
+  /// for it read; configs created elsewhere are replaced there by a stand-in that never
+  /// reaches a network.
   public init(
     source: (any RemoteConfigSource)? = nil, settings: RemoteConfigSettings = .init(),
     cacheURL: URL? = nil
   ) {
     configure(source: source, settings: settings, cacheURL: cacheURL)
+    useRealConfigInCurrentScope()
   }
 
   deinit {

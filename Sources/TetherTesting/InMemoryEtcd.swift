@@ -35,7 +35,8 @@ public struct InMemoryEtcd: Sendable {
   /// - Precondition: The current scope is isolated (`.isolatedSharedState` or
   ///   `withSharedStorage(.isolated)`); outside one, keys use their real cluster.
   public static func standingIn(for cluster: EtcdCluster) -> InMemoryEtcd {
-    guard let store = cluster.inMemoryStoreForCurrentScope else {
+    TestingStandIns.install()
+    guard let store = EtcdMemoryStores.current?.store(for: cluster) else {
       preconditionFailure(
         "InMemoryEtcd.standingIn(for:) needs an isolated scope: use it in a test marked "
           + ".isolatedSharedState, or inside withSharedStorage(.isolated)")
@@ -47,6 +48,7 @@ public struct InMemoryEtcd: Sendable {
   /// talk to the real cluster (for tests of the cluster itself). Outside isolated scopes keys
   /// always do.
   public static func useRealCluster(_ cluster: EtcdCluster) {
+    TestingStandIns.install()
     cluster.useRealClusterInCurrentScope()
   }
 

@@ -23,6 +23,11 @@ import TetherSupport
 /// inspect those files by URL. A test that needs the disk itself opts into real files with
 /// `.isolatedSharedState(files: .real)` (and uses paths in a temporary directory).
 ///
+/// Networked keys created in the test stay off the network: `.etcd` keys live on the scope's
+/// ``InMemoryEtcd``, and `.remoteConfig` keys on a config made outside the test read
+/// ``RemoteConfigTestValues``. Declaring the trait installs these stand-ins for the whole
+/// process, so `withSharedStorage(.isolated)` scopes get them too.
+///
 /// A `TetherIssue` reported for a value created in the test (a key resuming its continuation
 /// twice, a key shared with two value types) is recorded as a failure of that test, at the
 /// misusing line when Tether knows it. Reports made on another thread are recorded when the
@@ -34,6 +39,7 @@ public struct IsolatedSharedStateTrait: TestTrait, SuiteTrait, TestScoping {
   /// Creates the trait; tests normally write `.isolatedSharedState` instead.
   public init(files: SharedStorage.Files = .inMemory) {
     self.files = files
+    TestingStandIns.install()
   }
 
   /// Applied to a suite, the trait applies to every test in it.

@@ -6,10 +6,10 @@ import TetherRemoteConfig
 /// source is ever fetched.
 ///
 /// Under `.isolatedSharedState` (or `withSharedStorage(.isolated)`), a key declared as
-/// `.remoteConfig(.newCheckout)` — on `RemoteConfig.shared` or any other config — reads the
-/// scope's stand-in for that config. The stand-in starts with the real config's defaults and
-/// no fetched values; what the test sets becomes active at once, and holders update as they
-/// would after an activation:
+/// `.remoteConfig(.newCheckout)` — on `RemoteConfig.shared`, or any config not created in the
+/// test — reads the scope's stand-in for that config. The stand-in starts with the real
+/// config's defaults and no fetched values; what the test sets becomes active at once, and
+/// holders update as they would after an activation:
 ///
 /// ```swift
 /// @Test(.isolatedSharedState) func theNewCheckoutShowsWhenItsFlagIsOn() {
@@ -22,14 +22,18 @@ import TetherRemoteConfig
 /// ```
 ///
 /// Values belong to the scope: every test starts without any. Code that reads a config
-/// directly (`config[.key]`) should be handed ``config``. To test against the real config (its
-/// source, its cache), call ``useRealConfig(_:)`` before creating the keys.
+/// directly (`config[.key]`) should be handed ``config``. A config the test creates itself
+/// (say, on a stub source) is no stand-in's business: its keys read it, and its own
+/// `fetchAndActivate()` is what they see (``standingIn(for:)`` then sets values on it
+/// directly). To test against another real config (its source, its cache), call
+/// ``useRealConfig(_:)`` before creating the keys.
 public struct RemoteConfigTestValues: Sendable {
   /// The stand-in `.remoteConfig` keys read in this scope; hand it to code that reads a config
   /// directly.
   public let config: RemoteConfig
 
-  /// The test values standing in for `config` in the current isolated scope.
+  /// The test values standing in for `config` in the current isolated scope (for a config
+  /// created in the scope, its own values).
   ///
   /// - Precondition: The current scope is isolated (`.isolatedSharedState` or
   ///   `withSharedStorage(.isolated)`); outside one, keys read their real config.
@@ -39,6 +43,7 @@ public struct RemoteConfigTestValues: Sendable {
         "RemoteConfigTestValues.standingIn(for:) needs an isolated scope: use it in a test "
           + "marked .isolatedSharedState, or inside withSharedStorage(.isolated)")
     }
+    TestingStandIns.install()
     return RemoteConfigTestValues(config: config.forCurrentScope)
   }
 
@@ -63,14 +68,14 @@ public struct RemoteConfigTestValues: Sendable {
   /// Makes `json` the active entry `name`, in the form a source would send it (a value that
   /// does not decode as a key's type is reported as it would be after a fetch).
   public func set(_ name: String, json: JSONValue) {
-    config.activateTestEntries { $0[name] = json }
+    config.activateEntries { $0[name] = json }
   }
 
   /// Removes the active value of `key`: holders return to the default.
   public func remove<Value>(_ key: ConfigKey<Value>) {
-    config.activateTestEntries { $0[key.name] = nil }
+    config.activateEntries { $0[key.name] = nil }
   }
 
   /// Removes every active value.
-  public func removeAll() { config.activateTestEntries { $0 = [:] } }
+  public func removeAll() { config.activateEntries { $0 = [:] } }
 }

@@ -14,12 +14,15 @@ import TetherEtcd
 //     after 5 s without one (ERROR: none)
 //   tether-etcd-child set ENDPOINTS KEY VALUE  hold an Int key; print "ready VALUE" once
 //     loaded; on "go", withLock { $0 = VALUE } and print "saved" once etcd holds it
+//   tether-etcd-child isolated ENDPOINTS KEY SECONDS  hold an Int key inside
+//     withSharedStorage(.isolated) in this process, which does not link TetherTesting; print
+//     "error DESCRIPTION" once its loadError is set (or "error none" after SECONDS)
 // ENDPOINTS is a comma-separated list of client URLs.
 let arguments = Array(CommandLine.arguments.dropFirst())
 guard arguments.count == 4, let number = Int(arguments[3]) else {
   FileHandle.standardError.write(
     Data(
-      ("usage: tether-etcd-child increment|hold|watch-many|spin-increment|set "
+      ("usage: tether-etcd-child increment|hold|watch-many|spin-increment|set|isolated "
         + "ENDPOINTS KEY NUMBER\n").utf8))
   exit(2)
 }
@@ -79,6 +82,15 @@ do {
       if check != number { try await Task.sleep(for: .milliseconds(5)) }
     }
     say("saved")
+  case "isolated":
+    try await withSharedStorage(.isolated) {
+      @Shared(.etcd(key, in: cluster)) var value = 0
+      let deadline = ContinuousClock.now + .seconds(number)
+      while $value.loadError == nil, ContinuousClock.now < deadline {
+        try await Task.sleep(for: .milliseconds(10))
+      }
+      say("error \($value.loadError.map { "\($0)" } ?? "none")")
+    }
   case "watch-many":
     let before = resources()
     let keys = (0..<number).map { Shared(wrappedValue: 0, .etcd("\(key)/\($0)", in: cluster)) }

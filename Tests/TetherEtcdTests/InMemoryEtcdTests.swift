@@ -2,8 +2,9 @@ import Foundation
 import TestSupport
 import Testing
 import Tether
-import TetherEtcd
 import TetherTesting
+
+@testable import TetherEtcd
 
 /// `.etcd` keys in an isolated scope, on `InMemoryEtcd`: the behaviours `EtcdKeyTests` checks
 /// on a real cluster — conflicts, an exact `update`, lease expiry — with no server at all.
@@ -186,5 +187,40 @@ import TetherTesting
     }
     #expect(etcd.revision == 1)
     #expect(value == 5)
+  }
+
+  @Test func aSecondKeyValueForTheSameKeyUsesTheReferenceAndBuildsNoStore() async throws {
+    let cluster = Self.machine()
+    let etcd = InMemoryEtcd.standingIn(for: cluster)
+    let first: EtcdKey<Int> = .etcd("/count", in: cluster)
+    let second: EtcdKey<Int> = .etcd("/count", in: cluster)
+    @Shared(first) var a = 0
+    @Shared(second) var b = 0
+    try await waitUntil("loaded") { !$a.isLoading }
+    $b.withLock { $0 = 5 }
+    try await waitUntil("saved through the reference") { etcd.stored("/count") == "5" }
+    #expect(a == 5)
+    // The registry kept the first key; the second was only used to find its reference.
+    #expect(first.lazyStore.isBuilt)
+    #expect(!second.lazyStore.isBuilt)
+  }
+}
+
+/// What `withSharedStorage(.isolated)` does with `.etcd` keys in a program that does not link
+/// TetherTesting (`tether-etcd-child` links only Tether and TetherEtcd).
+@Suite struct IsolatedScopeWithoutTetherTestingTests {
+  @Test func anEtcdKeyFailsWithATypedErrorAndNeverReachesTheNetwork() async throws {
+    let server = try TestHTTPServer()
+    defer { server.stop() }
+    let executable = try ChildProcess.locateExecutable().deletingLastPathComponent()
+      .appendingPathComponent("tether-etcd-child")
+    let child = try ChildProcess(
+      ["isolated", server.url(for: "/").absoluteString, "/app/flag", "20"],
+      executableURL: executable)
+    // After the cluster's 5 s timeout: the refusal is retried as any unreachable member is.
+    let line = try await child.waitForLine(containing: "error ", timeout: .seconds(40))
+    #expect(line.contains("etcd is unavailable"))
+    #expect(line.contains("link TetherTesting"))
+    #expect(server.requestCount == 0)
   }
 }

@@ -24,9 +24,10 @@ import TetherTesting
     #expect(title == "Welcome")
   }
 
-  @Test func aConfigWithASourceIsNeverFetchedInAnIsolatedScope() async throws {
+  @Test func theAppsOwnConfigIsNeverFetchedInAnIsolatedScope() async throws {
     let server = HTTPConfigSourceCounter()
-    let config = RemoteConfig(source: server)
+    // The app's config, made outside the test's scope (at launch, say).
+    let config = withSharedStorage(.process) { RemoteConfig(source: server) }
     @SharedReader(.remoteConfig(.welcomeTitle, in: config)) var title
     RemoteConfigTestValues.standingIn(for: config).set(.welcomeTitle, to: "from the test")
     #expect(title == "from the test")
@@ -36,7 +37,7 @@ import TetherTesting
   }
 
   @Test func theRealConfigsDefaultsCarryOverButItsValuesDoNot() throws {
-    let config = RemoteConfig()
+    let config = withSharedStorage(.process) { RemoteConfig() }
     config[default: .maxItems] = 25
     @SharedReader(.remoteConfig(.maxItems, in: config)) var maxItems
     #expect(maxItems == 25)
@@ -62,11 +63,45 @@ import TetherTesting
   @Test func aTestMayReadTheRealConfigInstead() async throws {
     let directory = try TemporaryDirectory()
     try directory.write(#"{"welcome_title": "from the file"}"#, to: "config.json")
-    let config = RemoteConfig(source: FileConfigSource(url: directory.file("config.json")))
+    let config = withSharedStorage(.process) {
+      RemoteConfig(source: FileConfigSource(url: directory.file("config.json")))
+    }
     RemoteConfigTestValues.useRealConfig(config)
     @SharedReader(.remoteConfig(.welcomeTitle, in: config)) var title
     try await config.fetchAndActivate()
     try await waitUntil("the fetched title") { title == "from the file" }
+  }
+
+  /// The shape RemoteConfig.md suggests: one config per test, on a stub source. A config the
+  /// test built itself is the one its keys read, so they follow its activations (on the old
+  /// behaviour the key read a stand-in and this waited forever).
+  @Test func aSharedReaderFollowsActivation() async throws {
+    let source = InMemoryConfigSource()
+    source.publish(["welcome_title": .string("from the stub")], revision: 1)
+    let config = RemoteConfig(source: source)
+    @SharedReader(.remoteConfig(.welcomeTitle, in: config)) var title
+    #expect(title == "Welcome")
+    try await config.fetchAndActivate()
+    try await waitUntil("the activated title", timeout: .seconds(5)) {
+      title == "from the stub"
+    }
+    #expect(source.fetches == 1)
+  }
+
+  @Test func testValuesForAConfigTheTestBuiltAreItsOwnValues() {
+    let config = RemoteConfig()
+    let values = RemoteConfigTestValues.standingIn(for: config)
+    #expect(values.config === config)
+    @SharedReader(.remoteConfig(.maxItems, in: config)) var maxItems
+    values.set(.maxItems, to: 4)
+    #expect(maxItems == 4)
+    #expect(config[.maxItems] == 4)
+  }
+
+  @Test func theSharedConfigIsAlwaysStoodInFor() {
+    // Whichever task first touches `.shared`, it is the app's, not this test's.
+    let values = RemoteConfigTestValues.standingIn(for: .shared)
+    #expect(values.config !== RemoteConfig.shared)
   }
 }
 

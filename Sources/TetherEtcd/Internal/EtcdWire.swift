@@ -2,23 +2,36 @@ import Foundation
 import TetherRemoteConfig
 
 /// One key-value pair as etcd stores it.
-struct EtcdKeyValue: Sendable, Equatable {
-  var key: Data
-  var value: Data
-  var createRevision: Int64
-  var modRevision: Int64
-  var version: Int64
-  var lease: Int64
+package struct EtcdKeyValue: Sendable, Equatable {
+  package var key: Data
+  package var value: Data
+  package var createRevision: Int64
+  package var modRevision: Int64
+  package var version: Int64
+  package var lease: Int64
+
+  package init(
+    key: Data, value: Data, createRevision: Int64, modRevision: Int64, version: Int64,
+    lease: Int64
+  ) {
+    (self.key, self.value, self.lease) = (key, value, lease)
+    (self.createRevision, self.modRevision, self.version) = (createRevision, modRevision, version)
+  }
 }
 
 /// One change a watch reports.
-struct EtcdEvent: Sendable, Equatable {
-  enum Kind: Sendable, Equatable {
+package struct EtcdEvent: Sendable, Equatable {
+  package enum Kind: Sendable, Equatable {
     case put
     case delete
   }
-  var kind: Kind
-  var keyValue: EtcdKeyValue
+  package var kind: Kind
+  package var keyValue: EtcdKeyValue
+
+  package init(kind: Kind, keyValue: EtcdKeyValue) {
+    self.kind = kind
+    self.keyValue = keyValue
+  }
 }
 
 /// The answer to a range request.
@@ -78,11 +91,11 @@ struct EtcdTxnResult: Sendable, Equatable {
 /// - field names come in several spellings (`mod_revision`, `modRevision`, `ID`, `TTL`);
 /// - default values are omitted: a missing number is 0, a missing flag is `false`, a missing
 ///   event `type` is `PUT`.
-enum EtcdWire {
-  typealias Object = [String: JSONValue]
+package enum EtcdWire {
+  package typealias Object = [String: JSONValue]
 
   /// Parses a JSON object, or fails with ``EtcdError/invalidResponse(_:)``.
-  static func object(_ data: Data) throws(EtcdError) -> Object {
+  package static func object(_ data: Data) throws(EtcdError) -> Object {
     let parsed: JSONValue
     do {
       parsed = try JSONValue(parsing: data)
@@ -94,10 +107,10 @@ enum EtcdWire {
   }
 
   /// Encodes a request body.
-  static func data(_ object: Object) -> Data { JSONValue.object(object).jsonData() }
+  package static func data(_ object: Object) -> Data { JSONValue.object(object).jsonData() }
 
   /// The field `name` (snake_case) in any of the gateway's spellings.
-  static func field(_ object: Object, _ name: String) -> JSONValue? {
+  package static func field(_ object: Object, _ name: String) -> JSONValue? {
     if let value = object[name] { return value }
     let parts = name.split(separator: "_")
     let camel =
@@ -107,7 +120,7 @@ enum EtcdWire {
   }
 
   /// A 64-bit integer sent as a string or a number; 0 when omitted or malformed.
-  static func int64(_ object: Object, _ name: String) -> Int64 {
+  package static func int64(_ object: Object, _ name: String) -> Int64 {
     switch field(object, name) {
     case .string(let text): Int64(text) ?? 0
     case .int(let number): Int64(number)
@@ -118,16 +131,16 @@ enum EtcdWire {
   }
 
   /// A string field; `nil` when omitted or not a string.
-  static func string(_ object: Object, _ name: String) -> String? {
+  package static func string(_ object: Object, _ name: String) -> String? {
     if case .string(let text) = field(object, name) { return text }
     return nil
   }
 
   /// Whether the field `name` is present at all.
-  static func has(_ object: Object, _ name: String) -> Bool { field(object, name) != nil }
+  package static func has(_ object: Object, _ name: String) -> Bool { field(object, name) != nil }
 
   /// A flag; `false` when omitted.
-  static func bool(_ object: Object, _ name: String) -> Bool {
+  package static func bool(_ object: Object, _ name: String) -> Bool {
     switch field(object, name) {
     case .bool(let flag): flag
     case .string(let text): text == "true"
@@ -136,12 +149,12 @@ enum EtcdWire {
   }
 
   /// A base64 field; empty when omitted or malformed.
-  static func bytes(_ object: Object, _ name: String) -> Data {
+  package static func bytes(_ object: Object, _ name: String) -> Data {
     string(object, name).flatMap { Data(base64Encoded: $0) } ?? Data()
   }
 
   /// The objects of an array field (anything else in it is skipped); empty when omitted.
-  static func objects(_ object: Object, _ name: String) -> [Object] {
+  package static func objects(_ object: Object, _ name: String) -> [Object] {
     guard case .array(let values) = field(object, name) else { return [] }
     return values.compactMap { value in
       if case .object(let object) = value { return object }
@@ -150,7 +163,7 @@ enum EtcdWire {
   }
 
   /// An object field; `nil` when omitted or not an object.
-  static func child(_ object: Object, _ name: String) -> Object? {
+  package static func child(_ object: Object, _ name: String) -> Object? {
     if case .object(let child) = field(object, name) { return child }
     return nil
   }
@@ -179,11 +192,11 @@ enum EtcdWire {
   }
 
   /// A key or value as the gateway wants it.
-  static func base64(_ bytes: Data) -> JSONValue { .string(bytes.base64EncodedString()) }
-  static func base64(_ key: String) -> JSONValue { base64(Data(key.utf8)) }
+  package static func base64(_ bytes: Data) -> JSONValue { .string(bytes.base64EncodedString()) }
+  package static func base64(_ key: String) -> JSONValue { base64(Data(key.utf8)) }
 
   /// A 64-bit number as the gateway wants it (a string).
-  static func number(_ value: Int64) -> JSONValue { .string(String(value)) }
+  package static func number(_ value: Int64) -> JSONValue { .string(String(value)) }
 
   /// The end of the range of every key that starts with `prefix` (etcd's "prefix + 1").
   static func prefixEnd(_ prefix: Data) -> Data {

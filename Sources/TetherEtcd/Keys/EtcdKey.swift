@@ -33,7 +33,9 @@ import Tether
 ///   `saveError` keeps the failure until the next save succeeds.
 /// - Tests: in an isolated scope (`.isolatedSharedState`, `withSharedStorage(.isolated)`) the
 ///   key never reaches `cluster`: it lives on the scope's in-memory cluster, with the same
-///   semantics (TetherTesting's `InMemoryEtcd`), unless the test asked for the real one.
+///   semantics (TetherTesting's `InMemoryEtcd`), unless the test asked for the real one. In a
+///   program that does not link TetherTesting, its requests there fail with
+///   ``EtcdError/unavailable(reason:)``, which says so.
 public struct EtcdKey<Value: Sendable>: SharedKey, AtomicSharedKey {
   /// The key's identity: the cluster and the key.
   public struct ID: Hashable, Sendable {
@@ -49,7 +51,10 @@ public struct EtcdKey<Value: Sendable>: SharedKey, AtomicSharedKey {
   public let lease: Duration?
   /// Whether saves check for newer data first.
   public let writePolicy: EtcdWritePolicy
-  let store: EtcdKeyStore<Value>
+  /// Built on first use: a key value the reference registry finds a reference for is
+  /// dropped without one.
+  let lazyStore: LazyEtcdKeyStore<Value>
+  var store: EtcdKeyStore<Value> { lazyStore.store }
 
   init(
     key: String, cluster: EtcdCluster, lease: Duration?, writePolicy: EtcdWritePolicy,
@@ -60,10 +65,15 @@ public struct EtcdKey<Value: Sendable>: SharedKey, AtomicSharedKey {
     self.cluster = cluster
     self.lease = lease
     self.writePolicy = writePolicy
-    // In an isolated scope (a test's), the scope's in-memory stand-in for the cluster.
-    store = EtcdKeyStore(
-      cluster: cluster.forCurrentScope, name: key, decode: decode, encode: encode, lease: lease,
-      lastWriterWins: writePolicy == .lastWriterWins)
+    // In an isolated scope (a test's), the scope's stand-in for the cluster: chosen now, while
+    // the scope is the current one.
+    let target = cluster.forCurrentScope
+    let lastWriterWins = writePolicy == .lastWriterWins
+    lazyStore = LazyEtcdKeyStore {
+      EtcdKeyStore(
+        cluster: target, name: key, decode: decode, encode: encode, lease: lease,
+        lastWriterWins: lastWriterWins)
+    }
   }
 
   /// The cluster and the key.

@@ -1,12 +1,11 @@
 import Foundation
-import Streams
-import Tether
+import TetherEtcd
 import TetherHTTP
 import TetherRemoteConfig
 import TetherSupport
 
 /// An etcd cluster in memory, answering the v3 JSON gateway's calls: what `.etcd` keys in an
-/// isolated scope talk to instead of a network (TetherTesting's `InMemoryEtcd` is its face).
+/// isolated scope talk to instead of a network (``InMemoryEtcd`` is its face).
 ///
 /// It is reached through the cluster's own ``HTTPClient`` (``HTTPExchangeHandler``), so the
 /// key store, the shared watch stream and its state machine run exactly as on a real cluster;
@@ -22,7 +21,7 @@ import TetherSupport
 /// Invariants: `revision` only grows; `history` holds every event in revision order; a key's
 /// `lease` is in that lease's `keys`. Watch streams are fed under the lock, so every stream
 /// sees events in revision order (a continuation's `yield` only buffers; it calls nobody).
-package final class EtcdMemoryStore: Sendable {
+final class EtcdMemoryStore: Sendable {
   private struct Lease {
     var ttl: Int64
     var expires: Duration
@@ -47,20 +46,20 @@ package final class EtcdMemoryStore: Sendable {
   }
   private let state = Lock(State())
 
-  package init() {}
+  init() {}
 
   // MARK: - What a test sees and does
 
   /// The store's current revision (1 when nothing was ever written).
-  package var revision: Int64 { state.withLock { $0.revision } }
+  var revision: Int64 { state.withLock { $0.revision } }
 
   /// The bytes stored at `key`, or `nil`.
-  package func value(_ key: String) -> Data? {
+  func value(_ key: String) -> Data? {
     state.withLock { $0.keyValues[Data(key.utf8)]?.value }
   }
 
   /// Every stored key, sorted.
-  package var keys: [String] {
+  var keys: [String] {
     state.withLock { state in
       state.keyValues.keys.sorted { $0.lexicographicallyPrecedes($1) }
         .map { String(decoding: $0, as: UTF8.self) }
@@ -69,7 +68,7 @@ package final class EtcdMemoryStore: Sendable {
 
   /// Writes `value` at `key` as another machine would; returns the new revision.
   @discardableResult
-  package func put(_ key: String, _ value: Data) -> Int64 {
+  func put(_ key: String, _ value: Data) -> Int64 {
     state.withLock { state in
       Self.write(&state, [.put(Data(key.utf8), value, lease: 0)])
       return state.revision
@@ -78,7 +77,7 @@ package final class EtcdMemoryStore: Sendable {
 
   /// Deletes `key` as another machine would; returns the store's revision after it.
   @discardableResult
-  package func delete(_ key: String) -> Int64 {
+  func delete(_ key: String) -> Int64 {
     state.withLock { state in
       Self.write(&state, [.delete(Data(key.utf8), rangeEnd: nil)])
       return state.revision
@@ -87,7 +86,7 @@ package final class EtcdMemoryStore: Sendable {
 
   /// Moves the lease clock on by `duration`: every lease not renewed within its TTL by then
   /// expires, and the keys attached to it are deleted (watchers see the deletions).
-  package func advance(by duration: Duration) {
+  func advance(by duration: Duration) {
     state.withLock { state in
       state.now += duration
       let expired = state.leases.filter { $0.value.expires <= state.now }.keys.sorted()
@@ -96,7 +95,7 @@ package final class EtcdMemoryStore: Sendable {
   }
 
   /// The number of leases alive.
-  package var leaseCount: Int { state.withLock { $0.leases.count } }
+  var leaseCount: Int { state.withLock { $0.leases.count } }
 
   // MARK: - The store's operations
 
@@ -256,7 +255,7 @@ package final class EtcdMemoryStore: Sendable {
     }
   }
 
-  private static func failure(_ status: Int, code: Int, _ message: String) -> HTTPResponseMessage {
+  static func failure(_ status: Int, code: Int, _ message: String) -> HTTPResponseMessage {
     HTTPResponseMessage(
       status: status, headers: ["content-type": "application/json"],
       body: EtcdWire.data([
@@ -265,7 +264,7 @@ package final class EtcdMemoryStore: Sendable {
   }
 
   /// One unary gateway call.
-  private func answer(_ path: String, _ body: EtcdWire.Object) -> HTTPResponseMessage {
+  func answer(_ path: String, _ body: EtcdWire.Object) -> HTTPResponseMessage {
     state.withLock { state -> HTTPResponseMessage in
       var reply: EtcdWire.Object
       switch path {
@@ -348,7 +347,7 @@ package final class EtcdMemoryStore: Sendable {
 
   /// Opens a watch stream for the create request in `body`: its creation, the history from
   /// its start revision, then every later change in its range, until the reader goes away.
-  private func watch(_ body: Data) -> HTTPStreamingResponse {
+  func watch(_ body: Data) -> HTTPStreamingResponse {
     let first = body.split(separator: 0x0A).first.map { Data($0) } ?? body
     let create = (try? EtcdWire.object(first)).flatMap { EtcdWire.child($0, "create_request") }
     let (stream, continuation) = AsyncThrowingStream<Data, any Error>.makeStream()
@@ -386,32 +385,5 @@ package final class EtcdMemoryStore: Sendable {
     }
     return HTTPStreamingResponse(
       status: 200, headers: ["content-type": "application/json"], streaming: stream)
-  }
-}
-
-extension EtcdMemoryStore: HTTPExchangeHandler {
-  package func respond(to request: HTTPRequest) async throws(HTTPError) -> HTTPResponseMessage {
-    let object: EtcdWire.Object
-    do throws(EtcdError) {
-      object = try EtcdWire.object(request.body ?? Data("{}".utf8))
-    } catch {
-      return Self.failure(400, code: 3, "the request body is not a JSON object")
-    }
-    // The gateway's path, whatever prefix the endpoint URL has.
-    let path = request.url.path
-    return answer(path.range(of: "/v3/").map { String(path[$0.lowerBound...]) } ?? path, object)
-  }
-
-  package func stream(_ request: HTTPRequest) async throws(HTTPError) -> HTTPStreamingResponse {
-    guard request.url.path.hasSuffix("/v3/watch") else {
-      let answer = try await respond(to: request)
-      return HTTPStreamingResponse(
-        status: answer.status, headers: answer.headers,
-        streaming: AsyncThrowingStream { continuation in
-          continuation.yield(answer.body)
-          continuation.finish()
-        })
-    }
-    return watch(request.body ?? Data())
   }
 }
