@@ -1,3 +1,5 @@
+import TetherSupport
+
 /// How long to wait before trying again after failures: the one back-off every Tether module
 /// uses (HTTP retries, `.http` polling and server-sent events, remote-config polling, etcd
 /// reconnections, Firebase realtime).
@@ -34,18 +36,39 @@ public struct Backoff: Sendable, Hashable {
     case none
   }
 
+  // The arithmetic lives in TetherSupport's `BackoffEngine`; this type is its public face.
+  private var engine: BackoffEngine
+
   /// The ceiling after the first failure.
-  public var initial: Duration
+  public var initial: Duration {
+    get { engine.initial }
+    set { engine.initial = newValue }
+  }
   /// The longest wait, whatever the failure count or the server asks for.
-  public var maximum: Duration
+  public var maximum: Duration {
+    get { engine.maximum }
+    set { engine.maximum = newValue }
+  }
   /// How much the ceiling grows per further failure (at least 1).
-  public var multiplier: Double
+  public var multiplier: Double {
+    get { engine.multiplier }
+    set { engine.multiplier = newValue }
+  }
   /// The shortest wait (for polling: the poll interval).
-  public var minimum: Duration
+  public var minimum: Duration {
+    get { engine.minimum }
+    set { engine.minimum = newValue }
+  }
   /// How the wait is spread below its ceiling.
-  public var jitter: Jitter
+  public var jitter: Jitter {
+    get { Jitter(engine.spread) }
+    set { engine.spread = newValue.spread }
+  }
   /// After this many consecutive failures, give up (`nil`: never).
-  public var maximumFailures: Int?
+  public var maximumFailures: Int? {
+    get { engine.maximumFailures }
+    set { engine.maximumFailures = newValue }
+  }
 
   /// Creates a back-off. `maximum` is raised to `initial` and `minimum` lowered to
   /// `maximum` when they would cross.
@@ -53,19 +76,14 @@ public struct Backoff: Sendable, Hashable {
     initial: Duration, maximum: Duration, multiplier: Double = 2, minimum: Duration = .zero,
     jitter: Jitter = .full, maximumFailures: Int? = nil
   ) {
-    self.initial = max(.zero, initial)
-    self.maximum = max(self.initial, maximum)
-    self.multiplier = multiplier.isFinite ? max(1, multiplier) : 2
-    self.minimum = min(max(.zero, minimum), self.maximum)
-    self.jitter = jitter
-    self.maximumFailures = maximumFailures.map { max(0, $0) }
+    engine = BackoffEngine(
+      initial: initial, maximum: maximum, multiplier: multiplier, minimum: minimum,
+      spread: jitter.spread, maximumFailures: maximumFailures)
   }
 
   /// The ceiling of the wait after `failures` consecutive failures (0: ``minimum``).
   public func ceiling(afterFailures failures: Int) -> Duration {
-    guard failures > 0 else { return minimum }
-    let seconds = initial.seconds * pow(multiplier, Double(min(failures - 1, 64)))
-    return max(minimum, min(maximum, Duration.clamped(seconds: seconds)))
+    engine.ceiling(afterFailures: failures)
   }
 
   /// The wait after `failures` consecutive failures, never shorter than `retryAfter` (itself
@@ -81,29 +99,24 @@ public struct Backoff: Sendable, Hashable {
     afterFailures failures: Int, retryAfter: Duration? = nil,
     random: Double = Double.random(in: 0...1)
   ) -> Duration? {
-    if let maximumFailures, failures > maximumFailures { return nil }
-    let ceiling = ceiling(afterFailures: failures)
-    var wait = ceiling
-    let fraction = random.isFinite ? min(1, max(0, random)) : 1
-    if failures > 0 {
-      switch jitter {
-      case .full: wait = minimum + (ceiling - minimum) * fraction
-      case .equal: wait = max(minimum, ceiling / 2 + (ceiling / 2) * fraction)
-      case .none: break
-      }
-    }
-    if let retryAfter { wait = max(wait, min(max(.zero, retryAfter), maximum)) }
-    return wait
+    engine.delay(afterFailures: failures, retryAfter: retryAfter, random: random)
   }
 }
 
-/// `x^y` for the back-off's growth, without importing Foundation into the public surface.
-private func pow(_ x: Double, _ y: Double) -> Double {
-  var result = 1.0
-  var count = Int(y)
-  while count > 0 && result < 1e12 {
-    result *= x
-    count -= 1
+extension Backoff.Jitter {
+  fileprivate init(_ spread: BackoffEngine.Spread) {
+    switch spread {
+    case .full: self = .full
+    case .equal: self = .equal
+    case .none: self = .none
+    }
   }
-  return result
+
+  fileprivate var spread: BackoffEngine.Spread {
+    switch self {
+    case .full: .full
+    case .equal: .equal
+    case .none: .none
+    }
+  }
 }

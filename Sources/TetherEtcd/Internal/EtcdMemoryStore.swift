@@ -2,7 +2,6 @@ import Foundation
 import Streams
 import Tether
 import TetherHTTP
-import TetherRemoteConfig
 import TetherSupport
 
 /// An etcd cluster in memory, answering the v3 JSON gateway's calls: what `.etcd` keys in an
