@@ -36,39 +36,18 @@ public struct Backoff: Sendable, Hashable {
     case none
   }
 
-  // The arithmetic lives in TetherSupport's `BackoffEngine`; this type is its public face.
-  private var engine: BackoffEngine
-
   /// The ceiling after the first failure.
-  public var initial: Duration {
-    get { engine.initial }
-    set { engine.initial = newValue }
-  }
+  public var initial: Duration
   /// The longest wait, whatever the failure count or the server asks for.
-  public var maximum: Duration {
-    get { engine.maximum }
-    set { engine.maximum = newValue }
-  }
+  public var maximum: Duration
   /// How much the ceiling grows per further failure (at least 1).
-  public var multiplier: Double {
-    get { engine.multiplier }
-    set { engine.multiplier = newValue }
-  }
+  public var multiplier: Double
   /// The shortest wait (for polling: the poll interval).
-  public var minimum: Duration {
-    get { engine.minimum }
-    set { engine.minimum = newValue }
-  }
+  public var minimum: Duration
   /// How the wait is spread below its ceiling.
-  public var jitter: Jitter {
-    get { Jitter(engine.spread) }
-    set { engine.spread = newValue.spread }
-  }
+  public var jitter: Jitter
   /// After this many consecutive failures, give up (`nil`: never).
-  public var maximumFailures: Int? {
-    get { engine.maximumFailures }
-    set { engine.maximumFailures = newValue }
-  }
+  public var maximumFailures: Int?
 
   /// Creates a back-off. `maximum` is raised to `initial` and `minimum` lowered to
   /// `maximum` when they would cross.
@@ -76,14 +55,17 @@ public struct Backoff: Sendable, Hashable {
     initial: Duration, maximum: Duration, multiplier: Double = 2, minimum: Duration = .zero,
     jitter: Jitter = .full, maximumFailures: Int? = nil
   ) {
-    engine = BackoffEngine(
-      initial: initial, maximum: maximum, multiplier: multiplier, minimum: minimum,
-      spread: jitter.spread, maximumFailures: maximumFailures)
+    self.initial = max(.zero, initial)
+    self.maximum = max(self.initial, maximum)
+    self.multiplier = multiplier.isFinite ? max(1, multiplier) : 2
+    self.minimum = min(max(.zero, minimum), self.maximum)
+    self.jitter = jitter
+    self.maximumFailures = maximumFailures.map { max(0, $0) }
   }
 
   /// The ceiling of the wait after `failures` consecutive failures (0: ``minimum``).
   public func ceiling(afterFailures failures: Int) -> Duration {
-    engine.ceiling(afterFailures: failures)
+    engineCeiling(afterFailures: failures)
   }
 
   /// The wait after `failures` consecutive failures, never shorter than `retryAfter` (itself
@@ -99,21 +81,14 @@ public struct Backoff: Sendable, Hashable {
     afterFailures failures: Int, retryAfter: Duration? = nil,
     random: Double = Double.random(in: 0...1)
   ) -> Duration? {
-    engine.delay(afterFailures: failures, retryAfter: retryAfter, random: random)
+    engineDelay(afterFailures: failures, retryAfter: retryAfter, random: random)
   }
 }
 
-extension Backoff.Jitter {
-  fileprivate init(_ spread: BackoffEngine.Spread) {
-    switch spread {
-    case .full: self = .full
-    case .equal: self = .equal
-    case .none: self = .none
-    }
-  }
-
-  fileprivate var spread: BackoffEngine.Spread {
-    switch self {
+// The arithmetic lives in TetherSupport's `BackoffEngine`; this type is its public face.
+extension Backoff: BackoffEngine {
+  package var spread: BackoffSpread {
+    switch jitter {
     case .full: .full
     case .equal: .equal
     case .none: .none

@@ -1,38 +1,37 @@
 /// The computation behind TetherHTTP's public `Backoff`: ceilings that grow per failure,
 /// spread below the ceiling, a server's `Retry-After` as a floor, and giving up.
 ///
-/// `Backoff` is the one back-off of every module and its documented, public face; it holds
-/// one of these and forwards to it, so the arithmetic (and its guards against hostile or
-/// non-finite input) exists once. See `Backoff` for the rules.
-package struct BackoffEngine: Sendable, Hashable {
-  /// How the wait is spread below its ceiling (`Backoff.Jitter`).
-  package enum Spread: Sendable, Hashable {
-    case full, equal, none
-  }
+/// `Backoff` is the one back-off of every module and its documented, public face (see it for
+/// the rules): it holds the parameters, keeps them in range, and takes its answers from
+/// here, so the arithmetic and its guards against hostile or non-finite input exist once.
+package protocol BackoffEngine {
+  /// The ceiling after the first failure.
+  var initial: Duration { get }
+  /// The longest wait.
+  var maximum: Duration { get }
+  /// How much the ceiling grows per further failure (at least 1).
+  var multiplier: Double { get }
+  /// The shortest wait.
+  var minimum: Duration { get }
+  /// How the wait is spread below its ceiling.
+  var spread: BackoffSpread { get }
+  /// After this many consecutive failures, give up (`nil`: never).
+  var maximumFailures: Int? { get }
+}
 
-  package var initial: Duration
-  package var maximum: Duration
-  package var multiplier: Double
-  package var minimum: Duration
-  package var spread: Spread
-  package var maximumFailures: Int?
+/// How a back-off's wait is spread below its ceiling (`Backoff.Jitter`).
+package enum BackoffSpread: Sendable, Hashable {
+  /// Random between the minimum and the ceiling.
+  case full
+  /// Half the ceiling plus a random part of the other half.
+  case equal
+  /// Exactly the ceiling.
+  case none
+}
 
-  /// `maximum` is raised to `initial` and `minimum` lowered to `maximum` when they would
-  /// cross; negative durations and counts become zero, a non-finite multiplier 2.
-  package init(
-    initial: Duration, maximum: Duration, multiplier: Double, minimum: Duration,
-    spread: Spread, maximumFailures: Int?
-  ) {
-    self.initial = max(.zero, initial)
-    self.maximum = max(self.initial, maximum)
-    self.multiplier = multiplier.isFinite ? max(1, multiplier) : 2
-    self.minimum = min(max(.zero, minimum), self.maximum)
-    self.spread = spread
-    self.maximumFailures = maximumFailures.map { max(0, $0) }
-  }
-
+extension BackoffEngine {
   /// `initial * multiplier^(failures-1)` within `minimum...maximum` (0 failures: `minimum`).
-  package func ceiling(afterFailures failures: Int) -> Duration {
+  package func engineCeiling(afterFailures failures: Int) -> Duration {
     guard failures > 0 else { return minimum }
     let seconds = initial.seconds * power(multiplier, min(failures - 1, 64))
     return max(minimum, min(maximum, Duration.clamped(seconds: seconds)))
@@ -41,11 +40,11 @@ package struct BackoffEngine: Sendable, Hashable {
   /// The wait after `failures` consecutive failures, placed under the ceiling by `random`
   /// (clamped to `0...1`), never shorter than `retryAfter` capped at `maximum`; `nil` past
   /// `maximumFailures`.
-  package func delay(
+  package func engineDelay(
     afterFailures failures: Int, retryAfter: Duration?, random: Double
   ) -> Duration? {
     if let maximumFailures, failures > maximumFailures { return nil }
-    let ceiling = ceiling(afterFailures: failures)
+    let ceiling = engineCeiling(afterFailures: failures)
     var wait = ceiling
     let fraction = random.isFinite ? min(1, max(0, random)) : 1
     if failures > 0 {
