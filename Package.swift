@@ -22,6 +22,8 @@ let package = Package(
   targets: [
     // Package-internal machinery every module shares (not a product): the lock, the ordered
     // delivery primitive, back-off's engine, the serial write queue, JSON values and parser.
+    // Only `JSONValue` is public here, because TetherRemoteConfig names it by typealias (an
+    // enum's cases cannot be forwarded); `Backoff` stays a struct in TetherHTTP over the engine.
     .target(name: "TetherSupport"),
     .target(name: "Streams", dependencies: ["TetherSupport"]),
     .target(name: "Tether", dependencies: ["Streams", "TetherSupport"]),
