@@ -22,18 +22,28 @@ let package = Package(
   targets: [
     // Package-internal machinery every module shares (not a product): the lock, the ordered
     // delivery primitive, back-off's engine, the serial write queue, JSON values and parser.
+    // Only `JSONValue` is public here, because TetherRemoteConfig names it by typealias (an
+    // enum's cases cannot be forwarded); `Backoff` stays a struct in TetherHTTP over the engine.
     .target(name: "TetherSupport"),
     .target(name: "Streams", dependencies: ["TetherSupport"]),
     .target(name: "Tether", dependencies: ["Streams", "TetherSupport"]),
     // The one HTTP layer: only this module imports FoundationNetworking.
     .target(name: "TetherHTTP", dependencies: ["Streams", "Tether", "TetherSupport"]),
-    .target(
-      name: "TetherRemoteConfig",
-      dependencies: ["Streams", "Tether", "TetherHTTP", "TetherSupport"]),
-    // TetherRemoteConfig: for `EtcdConfigSource` (a `RemoteConfigSource`) and `JSONValue`.
+    // JSON values and their parser are TetherSupport's, so etcd's wire format needs no remote
+    // config: an `.etcd` user links none of it (no Firebase, no config cache).
     .target(
       name: "TetherEtcd",
-      dependencies: ["Streams", "Tether", "TetherHTTP", "TetherRemoteConfig", "TetherSupport"]),
+      dependencies: ["Streams", "Tether", "TetherHTTP", "TetherSupport"]),
+    // TetherEtcd: for `EtcdConfigSource`. A config source is a remote-config concept (beside
+    // the HTTP, OFREP, file and Firebase sources), so it lives here and remote config points
+    // at etcd, not the other way round. Of the two one-way graphs this is the one where the
+    // smaller module is the one linked for nothing: a remote-config user also links the etcd
+    // client (it needs nothing else that remote config does not already link), while the
+    // opposite direction made every etcd user link remote config and Firebase. Users who
+    // `import TetherEtcd` and `import TetherRemoteConfig` see the same names as before.
+    .target(
+      name: "TetherRemoteConfig",
+      dependencies: ["Streams", "Tether", "TetherEtcd", "TetherHTTP", "TetherSupport"]),
     // Exactly the modules it imports: the trait, and the stand-ins for networked keys.
     .target(
       name: "TetherTesting",

@@ -2,11 +2,10 @@ import Foundation
 import Streams
 import Tether
 import TetherHTTP
-import TetherRemoteConfig
 import TetherSupport
 
 /// An etcd cluster reached through its v3 JSON gateway: the endpoints, the credentials and the
-/// limits every `.etcd` key and ``EtcdConfigSource`` using it share.
+/// limits every `.etcd` key and `EtcdConfigSource` (TetherRemoteConfig) using it share.
 ///
 /// ```swift
 /// let cluster = EtcdCluster(endpoints: [
@@ -36,7 +35,7 @@ import TetherSupport
 ///   member makes requests hang rather than fail, so one attempt on one member gives up after
 ///   `attemptTimeout` and the next endpoint is tried (a killed leader costs about a second,
 ///   not the whole `timeout`).
-/// - Watches share streams: every `.etcd` key and ``EtcdConfigSource`` of one cluster value is
+/// - Watches share streams: every `.etcd` key and `EtcdConfigSource` of one cluster value is
 ///   watched on one stream (one connection, one range watch over the span of their keys),
 ///   re-opened from each key's last seen revision + 1 when the set of keys changes. With
 ///   authentication, the role must be allowed to read that span. A watch that hears nothing for `watchCheckInterval` checks

@@ -1,3 +1,5 @@
+import TetherSupport
+
 /// How long to wait before trying again after failures: the one back-off every Tether module
 /// uses (HTTP retries, `.http` polling and server-sent events, remote-config polling, etcd
 /// reconnections, Firebase realtime).
@@ -63,9 +65,7 @@ public struct Backoff: Sendable, Hashable {
 
   /// The ceiling of the wait after `failures` consecutive failures (0: ``minimum``).
   public func ceiling(afterFailures failures: Int) -> Duration {
-    guard failures > 0 else { return minimum }
-    let seconds = initial.seconds * pow(multiplier, Double(min(failures - 1, 64)))
-    return max(minimum, min(maximum, Duration.clamped(seconds: seconds)))
+    engineCeiling(afterFailures: failures)
   }
 
   /// The wait after `failures` consecutive failures, never shorter than `retryAfter` (itself
@@ -81,29 +81,17 @@ public struct Backoff: Sendable, Hashable {
     afterFailures failures: Int, retryAfter: Duration? = nil,
     random: Double = Double.random(in: 0...1)
   ) -> Duration? {
-    if let maximumFailures, failures > maximumFailures { return nil }
-    let ceiling = ceiling(afterFailures: failures)
-    var wait = ceiling
-    let fraction = random.isFinite ? min(1, max(0, random)) : 1
-    if failures > 0 {
-      switch jitter {
-      case .full: wait = minimum + (ceiling - minimum) * fraction
-      case .equal: wait = max(minimum, ceiling / 2 + (ceiling / 2) * fraction)
-      case .none: break
-      }
-    }
-    if let retryAfter { wait = max(wait, min(max(.zero, retryAfter), maximum)) }
-    return wait
+    engineDelay(afterFailures: failures, retryAfter: retryAfter, random: random)
   }
 }
 
-/// `x^y` for the back-off's growth, without importing Foundation into the public surface.
-private func pow(_ x: Double, _ y: Double) -> Double {
-  var result = 1.0
-  var count = Int(y)
-  while count > 0 && result < 1e12 {
-    result *= x
-    count -= 1
+// The arithmetic lives in TetherSupport's `BackoffEngine`; this type is its public face.
+extension Backoff: BackoffEngine {
+  package var spread: BackoffSpread {
+    switch jitter {
+    case .full: .full
+    case .equal: .equal
+    case .none: .none
+    }
   }
-  return result
 }

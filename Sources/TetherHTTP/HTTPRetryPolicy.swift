@@ -1,3 +1,5 @@
+import TetherSupport
+
 /// When ``HTTPClient`` repeats a failed request.
 ///
 /// Only idempotent requests (`GET`, `HEAD`, `PUT`, `DELETE`) are retried, and only after a
@@ -55,18 +57,5 @@ public struct HTTPRetryPolicy: Sendable, Hashable {
     let backoff = Backoff(initial: initialDelay, maximum: maximumDelay)
     return backoff.delay(
       afterFailures: retry, retryAfter: retryAfter.map { .clamped(seconds: $0) }, random: random)
-  }
-}
-
-extension Duration {
-  /// The duration in seconds.
-  var seconds: Double {
-    Double(components.seconds) + Double(components.attoseconds) / 1e18
-  }
-
-  /// A duration of `seconds`, clamped so that no value (infinite, negative, huge) can trap.
-  static func clamped(seconds: Double) -> Duration {
-    guard seconds.isFinite, seconds > 0 else { return .zero }
-    return .milliseconds(Int64(min(seconds, 1e9) * 1000))
   }
 }

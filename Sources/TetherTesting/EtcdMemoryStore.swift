@@ -1,7 +1,6 @@
 import Foundation
 import TetherEtcd
 import TetherHTTP
-import TetherRemoteConfig
 import TetherSupport
 
 /// An etcd cluster in memory, answering the v3 JSON gateway's calls: what `.etcd` keys in an

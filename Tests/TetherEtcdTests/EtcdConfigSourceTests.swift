@@ -1,6 +1,7 @@
 import Foundation
 import TestSupport
 import Testing
+import Tether
 import TetherEtcd
 import TetherRemoteConfig
 
@@ -30,5 +31,20 @@ struct EtcdConfigSourceTests {
       !config.activeKeys.contains("plain")
     }
     #expect(!config.isPolling)
+  }
+
+  @Test func theReceiptsThatUpdateLeavesBesideAnEtcdKeyAreNotEntries() async throws {
+    let etcd = try await SharedEtcd.start()
+    let prefix = uniqueKey() + "/"
+    let cluster = client(etcd)
+    @Shared(.etcd(prefix + "visits", in: cluster)) var visits = 0
+    try await waitUntil("loaded") { !$visits.isLoading }
+    // `update` writes a receipt key beside the value's and keeps it while the key is held.
+    try await $visits.update { $0 += 1 }
+    let config = RemoteConfig(source: EtcdConfigSource(prefix: prefix, in: cluster))
+    try await config.fetchAndActivate()
+    #expect(config.activeKeys == ["visits"])
+    #expect(config.configValue(forKey: "visits").numberValue == 1)
+    #expect(visits == 1)
   }
 }

@@ -1,8 +1,7 @@
 import Synchronization
 import TestSupport
 import Testing
-
-@testable import Tether
+import TetherSupport
 
 /// The one write queue of networked keys (`.http` and `.etcd` saves): writes run one at a time,
 /// each after the one enqueued before it has finished.

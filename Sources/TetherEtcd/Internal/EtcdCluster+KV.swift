@@ -1,5 +1,5 @@
 import Foundation
-import TetherRemoteConfig
+import TetherSupport
 
 /// The internal client: one method per gateway call the keys use.
 extension EtcdCluster {

@@ -2,7 +2,6 @@ import Foundation
 import Streams
 import Tether
 import TetherHTTP
-import TetherRemoteConfig
 import TetherSupport
 
 /// Runs one cluster value's shared watch stream: performs ``EtcdWatchMachine``'s actions and

@@ -1,5 +1,5 @@
 import Foundation
-import TetherRemoteConfig
+import TetherSupport
 
 /// One key-value pair as etcd stores it.
 package struct EtcdKeyValue: Sendable, Equatable {

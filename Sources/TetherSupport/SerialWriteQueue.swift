@@ -1,6 +1,3 @@
-import Streams
-import TetherSupport
-
 /// The one serial write queue of networked keys: asynchronous writes run one at a time, in
 /// the order they were enqueued, each starting after the one before it has finished.
 ///

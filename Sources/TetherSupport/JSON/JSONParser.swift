@@ -2,8 +2,8 @@ import Foundation
 
 /// A small, strict JSON reader and writer for `JSONValue`.
 ///
-/// Config documents are parsed on every changed fetch and at every start from the cache, so
-/// they get a parser that reads UTF-8 bytes once, keeps integers exact and says where a
+/// Config documents are parsed on every changed fetch and at every start from the cache, and
+/// etcd responses on every read and watch event, so they get a parser that reads UTF-8 bytes once, keeps integers exact and says where a
 /// document is broken.
 struct JSONParser {
   struct Failure: Error, CustomStringConvertible {
