@@ -1,8 +1,9 @@
+import Dispatch
 import Foundation
 
 /// Runs closures on one actor in the order they were handed in: at once when handed in on the
-/// main thread for the main actor with nothing waiting, otherwise queued and run by one task on
-/// the actor.
+/// main actor for a main-actor closure with nothing waiting, otherwise queued and run by one
+/// task on the actor.
 ///
 /// This is how a `sink` closure isolated to the caller's actor receives values delivered on
 /// other threads: the publisher's thread never waits for the actor, and the closure sees the
@@ -45,7 +46,7 @@ final class ActorQueue: Sendable {
   ///
   /// `action` must be safe to run on the actor: it is a closure isolated to it.
   func run(_ action: @escaping @Sendable () -> Void) {
-    let onActor = isMainActor && Thread.isMainThread
+    let onActor = isMainActor && ActorQueue.isOnMainActor
     let decision = state.withLock { state -> Decision in
       if state.cancelled { return .dropped }
       if onActor && !state.draining && state.pending.isEmpty { return .runNow }
@@ -74,6 +75,19 @@ final class ActorQueue: Sendable {
     }
     _ = dropped  // released here, outside the lock: a closure's captures may run a deinit
   }
+
+  /// Whether the caller runs on the main actor: on the main thread, or in a block of the main
+  /// dispatch queue (the main actor's executor), which Swift Testing runs on another thread.
+  private static var isOnMainActor: Bool {
+    Thread.isMainThread || DispatchQueue.getSpecific(key: mainQueueKey) != nil
+  }
+
+  /// A key set on the main dispatch queue, so that its blocks can be recognised on any thread.
+  private static let mainQueueKey: DispatchSpecificKey<Bool> = {
+    let key = DispatchSpecificKey<Bool>()
+    DispatchQueue.main.setSpecific(key: key, value: true)
+    return key
+  }()
 
   private func startDrain() {
     if isMainActor {
