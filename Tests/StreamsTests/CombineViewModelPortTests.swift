@@ -2,6 +2,7 @@
 // change from the Combine original is `import Streams` in place of `import Combine`.
 import Foundation
 import Streams
+import Synchronization
 import XCTest
 
 // MARK: - The app's code
@@ -93,150 +94,170 @@ final class JSONArticleService: ArticleService {
   }
 }
 
-@MainActor final class ArticlesViewModelTests: XCTestCase {
-  private var service: MockArticleService!
-  private var viewModel: ArticlesViewModel!
-  private var cancellables = Set<AnyCancellable>()
-  private var loadingWhenWarned: [Bool] = []
-
-  override func setUp() async throws {
-    service = MockArticleService()
-    viewModel = ArticlesViewModel(service: service)
-  }
-
-  override func tearDown() async throws {
-    cancellables.removeAll()
-  }
-
+// corelibs XCTest on Linux runs each test method on the main thread, but its test discovery
+// cannot call a `@MainActor` test method (it casts every method to a nonisolated one and
+// traps), so the class is not `@MainActor` and each test enters the main actor it already runs
+// on. On Apple platforms the class would be `@MainActor` and the wrapper would go.
+final class ArticlesViewModelTests: XCTestCase {
   func testLoadingShowsTheArticles() {
-    let loaded = expectation(description: "articles loaded")
-    viewModel.$articles
-      .dropFirst()
-      .sink { articles in
-        XCTAssertEqual(articles.map(\.title), ["Swift 6", "Streams"])
-        loaded.fulfill()
-      }
-      .store(in: &cancellables)
+    MainActor.assumeIsolated {
+      let service = MockArticleService()
+      let viewModel = ArticlesViewModel(service: service)
+      var cancellables = Set<AnyCancellable>()
+      let loaded = XCTestExpectation(description: "articles loaded")
+      viewModel.$articles
+        .dropFirst()
+        .sink { articles in
+          XCTAssertEqual(articles.map(\.title), ["Swift 6", "Streams"])
+          loaded.fulfill()
+        }
+        .store(in: &cancellables)
+      let finished = XCTestExpectation(description: "loading finished")
+      viewModel.$isLoading.dropFirst().filter { !$0 }
+        .sink { _ in finished.fulfill() }
+        .store(in: &cancellables)
 
-    viewModel.load()
-    XCTAssertTrue(viewModel.isLoading)
-    XCTAssertEqual(service.fetchCount, 1)
+      viewModel.load()
+      XCTAssertTrue(viewModel.isLoading)
+      XCTAssertEqual(service.fetchCount, 1)
 
-    service.response.send([Article(id: 1, title: "Swift 6"), Article(id: 2, title: "Streams")])
-    service.response.send(completion: .finished)
+      service.response.send([Article(id: 1, title: "Swift 6"), Article(id: 2, title: "Streams")])
+      service.response.send(completion: .finished)
 
-    wait(for: [loaded], timeout: 5)
-    XCTAssertEqual(viewModel.articles.count, 2)
-    let finished = expectation(description: "loading finished")
-    viewModel.$isLoading.first { !$0 }.sink { _ in finished.fulfill() }.store(in: &cancellables)
-    wait(for: [finished], timeout: 5)
-    XCTAssertNil(viewModel.errorMessage)
+      XCTAssertEqual(XCTWaiter.wait(for: [loaded, finished], timeout: 5), .completed)
+      XCTAssertEqual(viewModel.articles.count, 2)
+      XCTAssertFalse(viewModel.isLoading)
+      XCTAssertNil(viewModel.errorMessage)
+    }
   }
 
   func testAFailureShowsAMessage() {
-    let failed = expectation(description: "error shown")
-    viewModel.$errorMessage
-      .compactMap { $0 }
-      .sink { message in
-        XCTAssertTrue(message.contains("offline"))
-        failed.fulfill()
-      }
-      .store(in: &cancellables)
+    MainActor.assumeIsolated {
+      let service = MockArticleService()
+      let viewModel = ArticlesViewModel(service: service)
+      var cancellables = Set<AnyCancellable>()
+      let failed = XCTestExpectation(description: "error shown")
+      viewModel.$errorMessage
+        .compactMap { $0 }
+        .sink { message in
+          XCTAssertTrue(message.contains("offline"))
+          failed.fulfill()
+        }
+        .store(in: &cancellables)
 
-    viewModel.load()
-    service.response.send(completion: .failure(ServiceError.offline))
+      viewModel.load()
+      service.response.send(completion: .failure(ServiceError.offline))
 
-    wait(for: [failed], timeout: 5)
-    XCTAssertFalse(viewModel.isLoading)
-    XCTAssertTrue(viewModel.articles.isEmpty)
+      XCTAssertEqual(XCTWaiter.wait(for: [failed], timeout: 5), .completed)
+      XCTAssertFalse(viewModel.isLoading)
+      XCTAssertTrue(viewModel.articles.isEmpty)
+    }
   }
 
   func testSearchFiltersTheArticlesAfterTheDebounce() {
-    viewModel.load()
-    service.response.send([Article(id: 1, title: "Swift 6"), Article(id: 2, title: "Streams")])
+    MainActor.assumeIsolated {
+      let service = MockArticleService()
+      let viewModel = ArticlesViewModel(service: service)
+      var cancellables = Set<AnyCancellable>()
+      viewModel.load()
+      service.response.send([Article(id: 1, title: "Swift 6"), Article(id: 2, title: "Streams")])
 
-    let filtered = expectation(description: "filtered")
-    viewModel.$visibleArticles
-      .first { $0.map(\.id) == [2] }
-      .sink { _ in filtered.fulfill() }
-      .store(in: &cancellables)
-    viewModel.searchText = "stream"
+      let filtered = XCTestExpectation(description: "filtered")
+      viewModel.$visibleArticles
+        .first { $0.map(\.id) == [2] }
+        .sink { _ in filtered.fulfill() }
+        .store(in: &cancellables)
+      viewModel.searchText = "stream"
 
-    wait(for: [filtered], timeout: 5)
-    XCTAssertEqual(viewModel.visibleArticles, [Article(id: 2, title: "Streams")])
+      XCTAssertEqual(XCTWaiter.wait(for: [filtered], timeout: 5), .completed)
+      XCTAssertEqual(viewModel.visibleArticles, [Article(id: 2, title: "Streams")])
+    }
   }
 
   func testObjectWillChangeFiresBeforeTheViewModelChanges() {
-    viewModel.objectWillChange
-      .sink { [weak self] in
-        guard let self else { return }
-        loadingWhenWarned.append(viewModel.isLoading)
-      }
-      .store(in: &cancellables)
+    MainActor.assumeIsolated {
+      let viewModel = ArticlesViewModel(service: MockArticleService())
+      var cancellables = Set<AnyCancellable>()
+      var loadingWhenWarned: [Bool] = []
+      viewModel.objectWillChange
+        .sink { loadingWhenWarned.append(viewModel.isLoading) }
+        .store(in: &cancellables)
 
-    viewModel.load()
+      viewModel.load()
 
-    XCTAssertEqual(loadingWhenWarned.first, false, "sent while isLoading held the old value")
-    XCTAssertTrue(viewModel.isLoading)
+      XCTAssertEqual(loadingWhenWarned.first, false, "sent while isLoading held the old value")
+      XCTAssertTrue(viewModel.isLoading)
+    }
   }
 
   func testCancellingStopsLoading() {
-    viewModel.load()
-    viewModel.cancel()
+    MainActor.assumeIsolated {
+      let service = MockArticleService()
+      let viewModel = ArticlesViewModel(service: service)
+      viewModel.load()
+      viewModel.cancel()
 
-    XCTAssertFalse(viewModel.isLoading)
-    service.response.send([Article(id: 1, title: "late")])
-    XCTAssertTrue(viewModel.articles.isEmpty)
+      XCTAssertFalse(viewModel.isLoading)
+      service.response.send([Article(id: 1, title: "late")])
+      XCTAssertTrue(viewModel.articles.isEmpty)
+    }
   }
 
   func testAServiceAnsweringOnABackgroundQueueReachesTheMainActor() {
-    let service = JSONArticleService(json: #"[{"id": 7, "title": "Decoded"}]"#)
-    let viewModel = ArticlesViewModel(service: service)
-    let loaded = expectation(description: "decoded articles")
-    viewModel.$articles
-      .first { !$0.isEmpty }
-      .sink { _ in loaded.fulfill() }
-      .store(in: &cancellables)
+    MainActor.assumeIsolated {
+      let service = JSONArticleService(json: #"[{"id": 7, "title": "Decoded"}]"#)
+      let viewModel = ArticlesViewModel(service: service)
+      var cancellables = Set<AnyCancellable>()
+      let loaded = XCTestExpectation(description: "decoded articles")
+      viewModel.$articles
+        .first { !$0.isEmpty }
+        .sink { _ in loaded.fulfill() }
+        .store(in: &cancellables)
 
-    viewModel.load()
+      viewModel.load()
 
-    wait(for: [loaded], timeout: 5)
-    XCTAssertEqual(viewModel.articles, [Article(id: 7, title: "Decoded")])
+      XCTAssertEqual(XCTWaiter.wait(for: [loaded], timeout: 5), .completed)
+      XCTAssertEqual(viewModel.articles, [Article(id: 7, title: "Decoded")])
+    }
   }
 }
 
 /// `RunLoop.main` as a scheduler, driven by XCTest's `wait(for:timeout:)`, which runs the main
 /// run loop.
-@MainActor final class RunLoopSchedulerTests: XCTestCase {
+final class RunLoopSchedulerTests: XCTestCase {
   func testActionsRunOnTheRunLoopInOrder() {
     let subject = PassthroughSubject<Int, Never>()
     let done = expectation(description: "three values")
-    var received: [Int] = []
+    let received = Mutex<[Int]>([])
     let cancellable = subject.receive(on: RunLoop.main).collect(3).sink { values in
       XCTAssertTrue(Thread.isMainThread)
-      received = values
+      received.withLock { $0 = values }
       done.fulfill()
     }
     DispatchQueue(label: "sender").async {
       for value in 1...3 { subject.send(value) }
     }
     wait(for: [done], timeout: 5)
-    XCTAssertEqual(received, [1, 2, 3])
+    XCTAssertEqual(received.withLock { $0 }, [1, 2, 3])
     withExtendedLifetime(cancellable) {}
   }
 
   func testARepeatingActionStopsWhenCancelled() {
     let ticked = expectation(description: "three ticks")
     ticked.expectedFulfillmentCount = 3
+    ticked.assertForOverFulfill = false
+    let ticks = Mutex(0)
     let scheduler = RunLoop.main.scheduler
     let repeating = scheduler.schedule(after: scheduler.now, interval: 0.005) {
+      ticks.withLock { $0 += 1 }
       ticked.fulfill()
     }
     wait(for: [ticked], timeout: 5)
     repeating.cancel()
-    let quiet = expectation(description: "no tick after cancel")
-    quiet.isInverted = true
-    _ = scheduler.schedule(after: scheduler.now, interval: 0.005) {}
-    wait(for: [quiet], timeout: 0.05)
+    let afterCancel = ticks.withLock { $0 }
+    let later = expectation(description: "a later one-off action")
+    scheduler.schedule(after: scheduler.now.advanced(by: 0.05)) { later.fulfill() }
+    wait(for: [later], timeout: 5)
+    XCTAssertEqual(ticks.withLock { $0 }, afterCancel)
   }
 }

@@ -20,7 +20,8 @@ import Testing
     items
       .handleEvents(
         receiveOutput: { [weak self] in self?.events.append("output \($0)") },
-        receiveCompletion: { [weak self] _ in self?.events.append("completion") })
+        receiveCompletion: { [weak self] _ in self?.events.append("completion") }
+      )
       .sink(
         receiveCompletion: { [weak self] _ in self?.completions += 1 },
         receiveValue: { [weak self] in self?.items.append($0) }

@@ -13,7 +13,8 @@ import Testing
 
   @Test func receiveOnKeepsThePublisherContract() async throws {
     let queue = serialQueue()
-    checkOperatorContract(exactDemand: false, settle: { queue.waitUntilAllOperationsAreFinished() }) {
+    checkOperatorContract(exactDemand: false, settle: { queue.waitUntilAllOperationsAreFinished() })
+    {
       $0.receive(on: queue)
     }
   }
@@ -69,7 +70,9 @@ import Testing
     // A one-off action scheduled well after several more intervals: by then a live timer
     // would have ticked again.
     let later = Mutex(false)
-    queue.schedule(after: queue.now.advanced(by: .milliseconds(50))) { later.withLock { $0 = true } }
+    queue.schedule(after: queue.now.advanced(by: .milliseconds(50))) {
+      later.withLock { $0 = true }
+    }
     try await waitUntil("the later action") { later.withLock { $0 } }
     #expect(ticks.value <= afterCancel + 1)  // one tick may have been in flight
   }

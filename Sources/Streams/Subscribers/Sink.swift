@@ -32,7 +32,8 @@ extension Subscribers {
     /// closures are called on the delivering thread, exactly as with `init(receiveCompletion:
     /// receiveValue:)`.
     @usableFromInline init(
-      isolatedCompletion: @escaping @Sendable @isolated(any) (Subscribers.Completion<Failure>) ->
+      isolatedCompletion:
+        @escaping @Sendable @isolated(any) (Subscribers.Completion<Failure>) ->
         Void,
       isolatedValue: @escaping @Sendable @isolated(any) (Input) -> Void
     ) {
@@ -98,9 +99,10 @@ extension Publisher {
   /// it on the actor, in order, without blocking the publisher. After `cancel()` returns,
   /// nothing queued is delivered.
   @inlinable public func sink(
-    @_inheritActorContext receiveCompletion: @escaping @Sendable @isolated(any) (
-      Subscribers.Completion<Failure>
-    ) -> Void,
+    @_inheritActorContext receiveCompletion:
+      @escaping @Sendable @isolated(any) (
+        Subscribers.Completion<Failure>
+      ) -> Void,
     @_inheritActorContext receiveValue: @escaping @Sendable @isolated(any) (Output) -> Void
   ) -> AnyCancellable {
     let sink = Subscribers.Sink<Output, Failure>(
