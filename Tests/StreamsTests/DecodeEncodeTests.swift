@@ -55,10 +55,4 @@ private struct Todo: Codable, Equatable, Sendable {
       .subscribe(recorder)
     #expect(recorder.values == todos)
   }
-
-  @Test func theOperatorsNameThemselves() {
-    let upstream = PassthroughSubject<Data, Never>()
-    #expect("\(upstream.decode(type: Todo.self, decoder: JSONDecoder()))" == "Decode")
-    #expect("\(Just(Todo(id: 1, title: "t")).encode(encoder: JSONEncoder()))" == "Encode")
-  }
 }
