@@ -233,7 +233,7 @@ extension DispatchQueue: Scheduler {
 // @unchecked Sendable: `timer` is immutable and a dispatch source is internally synchronised
 // by libdispatch (its lock makes `cancel()` safe and idempotent from any thread); the source
 // types are just not annotated `Sendable` in swift-corelibs-libdispatch.
-private final class DispatchTimerCancellable: Cancellable, @unchecked Sendable {
+final class DispatchTimerCancellable: Cancellable, @unchecked Sendable {
   private let timer: any DispatchSourceTimer
 
   init(_ timer: any DispatchSourceTimer) {

@@ -47,3 +47,9 @@ extension Publishers.ElementOperator where Failure == Step.Upstream.Failure {
     self.init(upstream: upstream, step: step, convert: { $0 })
   }
 }
+
+extension Publishers.ElementOperator: CustomStringConvertible {
+  /// The operator the user wrote (`Map`, `Filter`, `RemoveDuplicates`…), not the shared type
+  /// behind its typealias.
+  public var description: String { Step.operatorName }
+}

@@ -17,11 +17,21 @@ public protocol ElementStep {
   /// Called when the upstream subscription arrives, before any element (`measureInterval`
   /// starts its clock here). The default does nothing.
   mutating func start()
+  /// The name of the operator the user wrote (`Map`, `Filter`), which the operator's
+  /// `description` shows. The default is the step's type name without `ElementStep` and
+  /// generic arguments.
+  static var operatorName: String { get }
 }
 
 extension ElementStep {
   /// Does nothing: most steps need no start.
   @inlinable public mutating func start() {}
+
+  /// The step's type name without its `ElementStep` prefix and generic arguments.
+  public static var operatorName: String {
+    let name = String(describing: Self.self).prefix { $0 != "<" }
+    return String(name.hasPrefix("ElementStep") ? name.dropFirst("ElementStep".count) : name)
+  }
 }
 
 /// The step of `compactMap`: the non-`nil` results of a closure.
@@ -76,6 +86,11 @@ public struct ElementStepPass<Upstream: Publisher, Failure: Error>: ElementStep 
 
   /// The element to publish for `input`, or `nil` to drop it.
   @inlinable public func next(_ input: Output) -> Output? { input }
+
+  /// `SetFailureType` for a `Never`-failing upstream, `MapError` otherwise.
+  public static var operatorName: String {
+    Upstream.Failure.self == Never.self ? "SetFailureType" : "MapError"
+  }
 }
 
 /// The step of `removeDuplicates`: the elements that `isDuplicate(previous, element)` does not

@@ -1,22 +1,30 @@
 extension Publisher {
   /// Performs the specified closures when publisher events occur, without changing them.
   ///
-  /// Useful for logging and debugging. The closures run on the thread of the event:
+  /// Useful for logging and debugging. Nonisolated closures run on the thread of the event:
   /// `receiveOutput` and `receiveCompletion` on the delivering thread, `receiveRequest` and
-  /// `receiveCancel` on the thread that asked or cancelled.
+  /// `receiveCancel` on the thread that asked or cancelled. Closures written in an actor's code
+  /// (a `@MainActor` view model setting `isLoading`) belong to that actor: an event on the
+  /// main thread reaches a main-actor closure at once, one elsewhere is queued for the actor,
+  /// in order; either way the event goes on downstream without waiting for the closure.
   @inlinable public func handleEvents(
-    receiveSubscription: (@Sendable (any Subscription) -> Void)? = nil,
-    receiveOutput: (@Sendable (Output) -> Void)? = nil,
-    receiveCompletion: (@Sendable (Subscribers.Completion<Failure>) -> Void)? = nil,
-    receiveCancel: (@Sendable () -> Void)? = nil,
-    receiveRequest: (@Sendable (Subscribers.Demand) -> Void)? = nil
+    @_inheritActorContext receiveSubscription: (
+      @Sendable @isolated(any) (any Subscription) -> Void
+    )? = nil,
+    @_inheritActorContext receiveOutput: (@Sendable @isolated(any) (Output) -> Void)? = nil,
+    @_inheritActorContext receiveCompletion: (
+      @Sendable @isolated(any) (Subscribers.Completion<Failure>) -> Void
+    )? = nil,
+    @_inheritActorContext receiveCancel: (@Sendable @isolated(any) () -> Void)? = nil,
+    @_inheritActorContext receiveRequest: (
+      @Sendable @isolated(any) (Subscribers.Demand) -> Void
+    )? = nil
   ) -> Publishers.HandleEvents<Self> {
     Publishers.HandleEvents(
       upstream: self,
       handlers: EventHandlers(
-        receiveSubscription: receiveSubscription, receiveOutput: receiveOutput,
-        receiveCompletion: receiveCompletion, receiveCancel: receiveCancel,
-        receiveRequest: receiveRequest))
+        isolatedSubscription: receiveSubscription, output: receiveOutput,
+        completion: receiveCompletion, cancel: receiveCancel, request: receiveRequest))
   }
 }
 
@@ -130,5 +138,50 @@ struct EventHandlers<Output, Failure: Error>: Sendable {
     self.receiveCompletion = receiveCompletion
     self.receiveCancel = receiveCancel
     self.receiveRequest = receiveRequest
+  }
+}
+
+extension EventHandlers {
+  /// Handlers from `handleEvents`' closures: nonisolated ones are called directly, ones
+  /// isolated to an actor through one ordered queue per actor.
+  @usableFromInline init(
+    isolatedSubscription: (@Sendable @isolated(any) (any Subscription) -> Void)?,
+    output: (@Sendable @isolated(any) (Output) -> Void)?,
+    completion: (@Sendable @isolated(any) (Subscribers.Completion<Failure>) -> Void)?,
+    cancel: (@Sendable @isolated(any) () -> Void)?,
+    request: (@Sendable @isolated(any) (Subscribers.Demand) -> Void)?
+  ) {
+    let queues = HandlerQueues()
+    var onSubscription: (@Sendable (any Subscription) -> Void)?
+    var onOutput: (@Sendable (Output) -> Void)?
+    var onCompletion: (@Sendable (Subscribers.Completion<Failure>) -> Void)?
+    var onCancel: (@Sendable () -> Void)?
+    var onRequest: (@Sendable (Subscribers.Demand) -> Void)?
+    if let isolatedSubscription {
+      onSubscription = queues.deliver(IsolatedClosure(isolatedSubscription))
+    }
+    if let output { onOutput = queues.deliver(IsolatedClosure(output)) }
+    if let completion { onCompletion = queues.deliver(IsolatedClosure(completion)) }
+    if let cancel {
+      let handler = queues.deliver(IsolatedClosure<Void>(cancel))
+      onCancel = { handler(()) }
+    }
+    if let request { onRequest = queues.deliver(IsolatedClosure(request)) }
+    self.init(
+      receiveSubscription: onSubscription, receiveOutput: onOutput,
+      receiveCompletion: onCompletion, receiveCancel: onCancel, receiveRequest: onRequest)
+  }
+}
+
+/// The queues of one `handleEvents` call's isolated closures: one per actor, shared, so the
+/// closures of one actor see the events in the order they happened.
+private final class HandlerQueues {
+  private var queue: ActorQueue?
+
+  func deliver<Input>(_ closure: IsolatedClosure<Input>) -> @Sendable (Input) -> Void {
+    guard closure.isolation != nil else { return closure.body }
+    let target = ActorQueue.serving(closure.isolation, sharing: queue)
+    if queue == nil { queue = target }
+    return closure.delivered(through: target)
   }
 }
