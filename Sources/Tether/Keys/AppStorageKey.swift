@@ -213,9 +213,11 @@ struct AppStorageLookup<Value: Sendable>: Sendable {
     AppStorageLookup<T>(read: read, write: { $0 })
   }
 
-  /// The optional form of `lookup`: `nil` removes the entry.
+  /// The optional form of `lookup`: `nil` removes the entry, and an entry of another type is
+  /// the declared default (as swift-sharing reads it), not `nil`.
   static func optional<T>(_ lookup: AppStorageLookup<T>) -> AppStorageLookup<T?> {
-    AppStorageLookup<T?>(read: { lookup.read($0) }, write: { $0.flatMap(lookup.write) })
+    AppStorageLookup<T?>(
+      read: { lookup.read($0).map(Optional.some) }, write: { $0.flatMap(lookup.write) })
   }
 }
 
