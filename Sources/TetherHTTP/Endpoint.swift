@@ -42,6 +42,11 @@ public struct Endpoint<Parameters: Encodable & Sendable, Body: Sendable, Respons
 
   let encodeBody: @Sendable (Body) throws -> (Data, String)?
   let decodeBody: @Sendable (Data) throws -> Response
+  /// How the client receives this endpoint's answer, when not by reading the whole body and
+  /// decoding it: a download streams it to a file. Typed calls (`send`, `response`) use it;
+  /// paths that need the buffered body (`.http` keys) use `decodeBody`.
+  var receive:
+    (@Sendable (HTTPClient, HTTPRequest) async throws(HTTPError) -> HTTPDecodedResponse<Response>)?
 
   /// Creates an endpoint with custom body encoding and response decoding.
   ///

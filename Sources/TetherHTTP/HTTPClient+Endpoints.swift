@@ -84,6 +84,7 @@ extension HTTPClient {
   ) async throws(HTTPError) -> HTTPDecodedResponse<Response> {
     var request = try self.request(for: endpoint, parameters, body: body)
     for (name, value) in headers { request.setHeader(name, value) }
+    if let receive = endpoint.receive { return try await receive(self, request) }
     let response = try await self.response(for: request)
     return HTTPDecodedResponse(
       value: try endpoint.decode(response, url: request.url), response: response)

@@ -75,6 +75,26 @@ extension SharedReaderKey {
     AppStorageKey(key, store: store, lookup: .optional(AppStorageLookup<String>.string))
   }
 
+  /// An array of strings stored in `UserDefaults` under `key` as a property-list array (see
+  /// ``AppStorageKey``); an entry holding anything but strings is the default.
+  ///
+  /// - Parameters:
+  ///   - key: The entry's name.
+  ///   - store: The store; `UserDefaults.standard` (or an isolated scope's own) when `nil`.
+  public static func appStorage(
+    _ key: String, store: UserDefaults? = nil
+  ) -> Self where Self == AppStorageKey<[String]> {
+    AppStorageKey(key, store: store, lookup: .strings)
+  }
+
+  /// An optional array of strings stored in `UserDefaults` under `key`; `nil` removes the
+  /// entry.
+  public static func appStorage(
+    _ key: String, store: UserDefaults? = nil
+  ) -> Self where Self == AppStorageKey<[String]?> {
+    AppStorageKey(key, store: store, lookup: .optional(AppStorageLookup<[String]>.strings))
+  }
+
   /// A `URL` stored in `UserDefaults` under `key` (see ``AppStorageKey``).
   ///
   /// - Parameters:

@@ -11,10 +11,10 @@ import TetherSupport
 /// @Shared(.appStorage("volume", store: UserDefaults(suiteName: "group.app")!)) var volume = 0.5
 /// ```
 ///
-/// - Values: `Bool`, `Int`, `Double`, `String`, `URL` (stored as its absolute string), `Data`,
-///   `Date`, `RawRepresentable` types whose raw value is `Int` or `String`, and optionals of
-///   all of these (`nil` removes the entry). An entry missing, or of another type, is the
-///   declared default.
+/// - Values: `Bool`, `Int`, `Double`, `String`, `[String]`, `URL` (a file URL stored as its
+///   path, any other as its absolute string), `Data`, `Date`, `RawRepresentable` types whose
+///   raw value is `Int` or `String`, and optionals of all of these (`nil` removes the entry):
+///   swift-sharing's list. An entry missing, or of another type, is the declared default.
 /// - Store: `UserDefaults.standard` unless `store` is given; in an isolated scope (a test's),
 ///   the scope's own ephemeral store instead (``SharedStorage/defaults``), so tests never
 ///   read or write the user's defaults.
@@ -28,8 +28,9 @@ import TetherSupport
 /// - Changes made elsewhere reach holders: another process's (or another `UserDefaults`
 ///   instance's, once synchronized). On Linux the key watches the defaults file
 ///   (`$XDG_CONFIG_HOME/<suite>.plist`, by default `~/.config`) with Tether's file watcher;
-///   on Apple platforms it listens for `UserDefaults.didChangeNotification`. An ephemeral store
-///   changes only through its holders.
+///   on Apple platforms it listens for `UserDefaults.didChangeNotification`. A value set
+///   directly on an isolated scope's ephemeral store reaches holders before `set(_:forKey:)`
+///   returns.
 public struct AppStorageKey<Value: Sendable>: SharedKey, CustomStringConvertible {
   /// The store and the entry's name: holders of both share one value.
   public struct ID: Hashable, Sendable {
@@ -79,16 +80,13 @@ public struct AppStorageKey<Value: Sendable>: SharedKey, CustomStringConvertible
   public func subscribe(
     context: LoadContext<Value>, subscriber: SharedSubscriber<Value>
   ) -> SharedSubscription {
-    guard persists else { return .empty }
     let (defaults, key, lookup) = (defaults, key, lookup)
     let last = Lock(AppStorageLookup<Value>.fingerprint(store.object(forKey: key)))
-    let changes = DefaultsChanges(defaults) {
-      // Read while the file's lock is held; compared and delivered after.
+    let read = { @Sendable () -> (fingerprint: Data?, value: Value?) in
       let raw = defaults.store.object(forKey: key)
-      return (
-        fingerprint: AppStorageLookup<Value>.fingerprint(raw), value: raw.flatMap(lookup.read)
-      )
-    } changed: { entry in
+      return (AppStorageLookup<Value>.fingerprint(raw), raw.flatMap(lookup.read))
+    }
+    let deliver = { @Sendable (entry: (fingerprint: Data?, value: Value?)) in
       let changed = last.withLock { last in
         defer { last = entry.fingerprint }
         return last != entry.fingerprint
@@ -100,6 +98,18 @@ public struct AppStorageKey<Value: Sendable>: SharedKey, CustomStringConvertible
         subscriber.yieldReturningInitialValue()
       }
     }
+    guard persists else {
+      // An isolated scope's store: other code's `set(_:forKey:)` reaches holders at once, as
+      // swift-sharing's tests expect; a holder's own save is already its value.
+      guard let ephemeral = store as? EphemeralUserDefaults else { return .empty }
+      let observation = ephemeral.observe(key) {
+        guard !AppStorageSave.inProgress else { return }
+        deliver(read())
+      }
+      return SharedSubscription { observation.cancel() }
+    }
+    // Read while the file's lock is held; compared and delivered after.
+    let changes = DefaultsChanges(defaults, read: read, changed: deliver)
     return SharedSubscription { changes.cancel() }
   }
 
@@ -113,10 +123,12 @@ public struct AppStorageKey<Value: Sendable>: SharedKey, CustomStringConvertible
     let lockedFile: String? = nil
     #endif
     let written = SendableDefaults.changing(lockedFile) { () -> Bool in
-      if let raw = lookup.write(value) {
-        store.set(raw, forKey: key)
-      } else {
-        store.removeObject(forKey: key)
+      AppStorageSave.$inProgress.withValue(true) {
+        if let raw = lookup.write(value) {
+          store.set(raw, forKey: key)
+        } else {
+          store.removeObject(forKey: key)
+        }
       }
       return !persists || store.synchronize()
     }
@@ -131,6 +143,12 @@ public struct AppStorageKey<Value: Sendable>: SharedKey, CustomStringConvertible
           ]))
     }
   }
+}
+
+/// Whether the current thread is inside an `.appStorage` save: its write needs no
+/// notification back to the holders, which already hold the value.
+enum AppStorageSave {
+  @TaskLocal static var inProgress = false
 }
 
 /// A `UserDefaults` that closures and keys may carry across threads.
@@ -195,9 +213,11 @@ struct AppStorageLookup<Value: Sendable>: Sendable {
     AppStorageLookup<T>(read: read, write: { $0 })
   }
 
-  /// The optional form of `lookup`: `nil` removes the entry.
+  /// The optional form of `lookup`: `nil` removes the entry, and an entry of another type is
+  /// the declared default (as swift-sharing reads it), not `nil`.
   static func optional<T>(_ lookup: AppStorageLookup<T>) -> AppStorageLookup<T?> {
-    AppStorageLookup<T?>(read: { lookup.read($0) }, write: { $0.flatMap(lookup.write) })
+    AppStorageLookup<T?>(
+      read: { lookup.read($0).map(Optional.some) }, write: { $0.flatMap(lookup.write) })
   }
 }
 
@@ -208,15 +228,35 @@ extension AppStorageLookup {
     scalar { ($0 as? Double) ?? ($0 as? Int).map(Double.init) }
   }
   static var string: AppStorageLookup<String> { scalar { $0 as? String } }
+  static var strings: AppStorageLookup<[String]> { scalar { $0 as? [String] } }
   static var data: AppStorageLookup<Data> { scalar { $0 as? Data } }
   static var date: AppStorageLookup<Date> { scalar { $0 as? Date } }
-  /// URLs are stored as their absolute string: swift-corelibs-foundation's `set(_:forKey:)`
-  /// for a URL writes an empty string (seen with Swift 6.3 on Linux), so it is not used on
-  /// any platform; an Apple store's archived URL is still read.
+  /// URLs: a file URL is stored as its path, what `UserDefaults.set(_:forKey:)` writes for one
+  /// and `url(forKey:)` reads back on every platform; any other URL as its absolute string.
+  ///
+  /// swift-corelibs-foundation cannot store a non-file URL: its `set(_:forKey:)` keeps only the
+  /// URL's path (`https://a.b/docs?q=1` becomes `/docs`, seen with Swift 6.3), and its
+  /// `url(forKey:)` reads every string as a file path. So Tether writes the absolute string,
+  /// which other code reads with `string(forKey:)` and `URL(string:)`. Read back: a path (`/…`
+  /// or `~…`) is a file URL, other strings are parsed as URLs, and an Apple store's archived
+  /// URL is unarchived.
   static var url: AppStorageLookup<URL> {
     AppStorageLookup<URL>(
-      read: { ($0 as? URL) ?? ($0 as? String).flatMap(URL.init(string:)) },
-      write: { $0.absoluteString })
+      read: { raw in
+        if let url = raw as? URL { return url }
+        if let text = raw as? String {
+          if text.hasPrefix("/") || text.hasPrefix("~") {
+            return URL(fileURLWithPath: (text as NSString).expandingTildeInPath)
+          }
+          return URL(string: text).flatMap { $0.scheme == nil ? nil : $0 }
+        }
+        if let data = raw as? Data {
+          let archived = try? NSKeyedUnarchiver.unarchivedObject(ofClass: NSURL.self, from: data)
+          return archived?.absoluteURL
+        }
+        return nil
+      },
+      write: { $0.isFileURL ? $0.path : $0.absoluteString })
   }
   static func rawInt<R: RawRepresentable & Sendable>(_: R.Type) -> AppStorageLookup<R>
   where R.RawValue == Int {
