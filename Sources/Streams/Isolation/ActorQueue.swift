@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import TetherSupport
 
 /// Runs closures on one actor in the order they were handed in: at once when handed in on the
 /// main actor for a main-actor closure with nothing waiting, otherwise queued and run by one

@@ -1,3 +1,5 @@
+import TetherSupport
+
 /// What a `@Published` property keeps: its value, the subject behind `$property`, the owner's
 /// `objectWillChange` once someone asked for it, and the subscriptions `assign(to:)` made.
 ///

@@ -1,3 +1,5 @@
+import TetherSupport
+
 extension Publisher where Failure == Never {
   /// Republishes each element through a `@Published` property: `assign(to: &$property)`.
   ///

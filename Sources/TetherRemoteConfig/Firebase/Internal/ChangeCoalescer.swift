@@ -1,5 +1,6 @@
 import Streams
 import Tether
+import TetherSupport
 
 /// Turns a flood of change announcements into at most one `onChange` call per `interval`: the
 /// first announcement after a quiet interval calls at once, and any number arriving within the
