@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import TetherSupport
 
 extension OperationQueue: Scheduler {
   /// Options for the operation queue scheduler: none are defined (Combine's is empty too).
@@ -16,8 +17,14 @@ extension OperationQueue: Scheduler {
 
   /// Adds the action to the queue as an operation; it runs when the queue gets to it (in order,
   /// on a queue whose `maxConcurrentOperationCount` is 1).
+  ///
+  /// The action is released as soon as it has run, before the operation counts as finished: a
+  /// subscription it captured does not outlive its last delivery (swift-corelibs-foundation
+  /// keeps a finished operation, and its block, a little after `waitUntilAllOperationsAreFinished`
+  /// returns).
   public func schedule(options: SchedulerOptions?, _ action: @escaping @Sendable () -> Void) {
-    addOperation(action)
+    let once = RunOnce(action)
+    addOperation { once.run() }
   }
 
   /// Adds the action to the queue at `date` (at once when `date` has passed).
@@ -26,7 +33,8 @@ extension OperationQueue: Scheduler {
     options: SchedulerOptions?, _ action: @escaping @Sendable () -> Void
   ) {
     OperationQueueTimers.queue.asyncAfter(deadline: .after(date.date)) { [self] in
-      addOperation(action)
+      let once = RunOnce(action)
+      addOperation { once.run() }
     }
   }
 
@@ -44,6 +52,21 @@ extension OperationQueue: Scheduler {
       leeway: .nanoseconds(Int(max(tolerance.magnitude, 0) * 1e9)))
     timer.resume()
     return DispatchTimerCancellable(timer)
+  }
+}
+
+/// An action that lets go of its closure once it has run.
+private final class RunOnce: Sendable {
+  private let action: Lock<(@Sendable () -> Void)?>
+
+  init(_ action: @escaping @Sendable () -> Void) { self.action = Lock(action) }
+
+  func run() {
+    let action = action.withLock { action in
+      defer { action = nil }
+      return action
+    }
+    action?()
   }
 }
 
