@@ -53,7 +53,7 @@ final class RevisionStore: Sendable {
 
 /// A versioned custom strategy: it hands the store's revision over with every value it
 /// delivers, and saves only over the revision the saved value was derived from
-/// (`SaveContext.version`), so a change made before someone else's newer value arrived is
+/// (`SaveContinuation.version`), so a change made before someone else's newer value arrived is
 /// refused instead of silently overwriting it.
 struct RevisionKey<Value: LosslessStringConvertible & Sendable>: SharedKey {
   let name: String
@@ -82,10 +82,14 @@ struct RevisionKey<Value: LosslessStringConvertible & Sendable>: SharedKey {
   }
 
   func save(_ value: Value, context: SaveContext, continuation: SaveContinuation) {
+    switch context {
+    case .didSet: break  // after a `withLock`: a slower store could coalesce these
+    case .userInitiated: break  // `save()`: written at once, as every save is here
+    }
     do {
       // The revision the value was derived from, captured when the `withLock` body ran.
       let revision = try store.write(
-        name, value.description, ifRevision: context.version?.number.map(Int.init), by: writer)
+        name, value.description, ifRevision: continuation.version?.number.map(Int.init), by: writer)
       // Which revision this save wrote: the next save derived from the same value goes on
       // over it instead of conflicting with our own write.
       continuation.resume(version: SharedVersion(revision))

@@ -53,7 +53,7 @@ public struct LoadContinuation<Value: Sendable>: Sendable {
   }
   /// Resumes with a loaded value and the stored version it has (see ``SharedVersion``): the
   /// holders keep the version with the value, and saves derived from it receive it in
-  /// ``SaveContext/version``.
+  /// ``SaveContinuation/version``.
   public func resume(
     returning value: Value, version: SharedVersion?, fileID: StaticString = #fileID,
     line: UInt = #line

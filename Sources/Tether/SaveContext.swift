@@ -1,54 +1,53 @@
-/// Why a key is being asked to save, and what the saved value was derived from.
+/// Why a key is being asked to save: swift-sharing's enum, case for case.
 ///
-/// Match the reason with `switch context.reason`, `if case .didSet = context`, or
-/// `context == .userInitiated`, as with swift-sharing's enum: equality and hashing compare the
-/// reason only, so a context that carries a version still equals `.userInitiated`. Compare
-/// ``version`` yourself where it matters. A key whose
-/// storage has versions writes conditionally on ``version``: the version current when the
-/// mutating body ran, captured under the value's lock, so a change of someone else's that
-/// arrived while the body ran (or while an earlier save was in flight) is never overwritten.
+/// Switch over it exhaustively, as a key written for swift-sharing does:
 ///
 /// ```swift
 /// func save(_ value: Value, context: SaveContext, continuation: SaveContinuation) {
-///   // write only if the stored version is still `context.version`, else report a conflict
+///   switch context {
+///   case .didSet: break  // may throttle or coalesce
+///   case .userInitiated: break  // write at once
+///   }
+///   // A versioned store writes only if it is still at `continuation.version`.
 /// }
 /// ```
-public struct SaveContext: Hashable, Sendable {
-  /// Why a save happens.
-  public enum Reason: Hashable, Sendable {
-    /// The value changed through `withLock`; a key may throttle or coalesce these saves.
-    case didSet
-    /// A holder called `save()`; the key should write at once.
-    case userInitiated
-  }
-
-  /// Why the key is asked to save.
-  public var reason: Reason
-  /// The version of the stored value this value was derived from, as the key handed it over
-  /// with a load or a subscription's yield; `nil` when the key never gave one (keys without
-  /// versions, or nothing loaded yet).
-  public var version: SharedVersion?
-
-  /// A context for `reason`, derived from `version`.
-  public init(_ reason: Reason, version: SharedVersion? = nil) {
-    self.reason = reason
-    self.version = version
-  }
-
+///
+/// The version the saved value was derived from is not part of the context: it arrives as
+/// ``SaveContinuation/version`` (see <doc:WritingACustomStrategy>).
+public enum SaveContext: Hashable, Sendable {
   /// The value changed through `withLock`; a key may throttle or coalesce these saves.
-  public static var didSet: SaveContext { SaveContext(.didSet) }
+  case didSet
   /// A holder called `save()`; the key should write at once.
-  public static var userInitiated: SaveContext { SaveContext(.userInitiated) }
+  case userInitiated
+}
 
-  /// Whether the two contexts have the same reason, whatever their versions (see the type's
-  /// documentation).
-  public static func == (lhs: SaveContext, rhs: SaveContext) -> Bool { lhs.reason == rhs.reason }
+// Tether's earlier spellings, from when the context was a struct carrying the version.
+extension SaveContext {
+  /// The earlier name of the reason: `SaveContext` is the reason itself now.
+  public typealias Reason = SaveContext
 
-  /// Hashes the reason only, as ``==(_:_:)`` compares it.
-  public func hash(into hasher: inout Hasher) { hasher.combine(reason) }
+  /// The context itself: kept so that `context.reason` (an earlier spelling) still compiles;
+  /// switch over `context` directly.
+  public var reason: SaveContext { self }
 
-  /// Matches by reason, whatever the version: `if case .didSet = context { … }`.
-  public static func ~= (pattern: SaveContext, value: SaveContext) -> Bool {
-    pattern.reason == value.reason
-  }
+  /// A context for `reason`; the same as `reason` itself.
+  public init(_ reason: SaveContext) { self = reason }
+
+  /// No longer carried here: read ``SaveContinuation/version``.
+  ///
+  /// It is unavailable rather than `nil`, since a key reading `nil` would write
+  /// unconditionally and overwrite changes it never saw.
+  @available(
+    *, unavailable,
+    message: "the version now arrives as continuation.version (SaveContinuation.version)"
+  )
+  public var version: SharedVersion? { nil }
+
+  /// No longer possible: the version travels in the continuation
+  /// (``SaveContinuation/init(_:version:callback:)``).
+  @available(
+    *, unavailable,
+    message: "pass the version to SaveContinuation(_:version:callback:) instead"
+  )
+  public init(_ reason: SaveContext, version: SharedVersion?) { self = reason }
 }

@@ -46,7 +46,7 @@ public struct SharedSubscriber<Value: Sendable>: Sendable {
   /// Reports a new stored value; holders take it without saving it back.
   public func yield(_ value: Value) { callback(.value(value), nil) }
   /// Reports a new stored value at `version` (see ``SharedVersion``): holders take both, and
-  /// saves derived from this value receive `version` in ``SaveContext/version``.
+  /// saves derived from this value receive `version` in ``SaveContinuation/version``.
   public func yield(_ value: Value, version: SharedVersion?) { callback(.value(value), version) }
   /// Reports a failure; holders keep their value and set `loadError`.
   public func yield(throwing error: any Error) { callback(.failure(error), nil) }

@@ -4,14 +4,14 @@
 /// Tether never interprets a version. A key that knows versions hands one over with each value
 /// it delivers (``LoadContinuation/resume(returning:version:fileID:line:)``,
 /// ``SharedSubscriber/yield(_:version:)``); the reference keeps it with the value, and each
-/// save receives in ``SaveContext/version`` the version its value was *derived from*. The key
+/// save receives in ``SaveContinuation/version`` the version its value was *derived from*. The key
 /// then writes only over that version, so a change made before someone else's newer value
 /// arrived never silently overwrites it (see <doc:WritingACustomStrategy>).
 ///
 /// ```swift
 /// continuation.resume(returning: value, version: SharedVersion(etag))
 /// // later, in save(_:context:continuation:):
-/// request.setValue(context.version?.rawValue, forHTTPHeaderField: "If-Match")
+/// request.setValue(continuation.version?.rawValue, forHTTPHeaderField: "If-Match")
 /// ```
 public struct SharedVersion: Hashable, Sendable, CustomStringConvertible {
   /// The key's own spelling of the version.

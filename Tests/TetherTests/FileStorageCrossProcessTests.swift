@@ -61,7 +61,7 @@ private let stormLength = 500
   }
 
   /// ARCHITECTURE.md, "Where versions are decided": a `.didSet` save carries the version its value was derived from
-  /// (`SaveContext.version`). Here the holders were already told of another process's newer
+  /// (`SaveContinuation.version`). Here the holders were already told of another process's newer
   /// file, so the storage's own idea of the current version has moved on; the save's has not,
   /// and it must fail as a conflict, not write over the file nobody derived it from.
   @Test func aSaveDerivedFromAVersionAnotherProcessReplacedIsAConflict() async throws {
@@ -77,11 +77,11 @@ private let stormLength = 500
     let replaced = try #require(await seen.version(of: 50))
 
     await #expect(throws: FileStorageKeyError.conflict(url: key.url)) {
-      try await key.saveAndWait(2, SaveContext(.didSet, version: loaded))
+      try await key.saveAndWait(2, .didSet, derivedFrom: loaded)
     }
     #expect(decodeFile(key.url, as: Int.self) == 50, "the stale save overwrote the newer file")
     // A save derived from the version the holders were told of goes through.
-    try await key.saveAndWait(3, SaveContext(.didSet, version: replaced))
+    try await key.saveAndWait(3, .didSet, derivedFrom: replaced)
     #expect(decodeFile(key.url, as: Int.self) == 3)
   }
 

@@ -34,7 +34,7 @@ import Testing
   }
 
   /// Every save of a holder that nobody else writes to is derived from the version it loaded
-  /// (its `SaveContext.version` stays that one), however many of its own writes came since:
+  /// (its `SaveContinuation.version` stays that one), however many of its own writes came since:
   /// they must all go through, not turn into conflicts once the oldest is forgotten.
   @Test func manyOwnWritesOverTheLoadedVersionAreNoConflict() async throws {
     let url = directory.file("count.json")

@@ -152,12 +152,16 @@ extension FileStorageKey {
     return result.withLock { $0 } ?? .failure(CancellationError())
   }
 
-  /// Calls `save` and waits for its continuation.
-  func saveAndWait(_ value: Value, _ context: SaveContext = .userInitiated) async throws {
+  /// Calls `save`, derived from `version`, and waits for its continuation.
+  func saveAndWait(
+    _ value: Value, _ context: SaveContext = .userInitiated,
+    derivedFrom version: SharedVersion? = nil
+  ) async throws {
     try await withCheckedThrowingContinuation {
       (continuation: CheckedContinuation<Void, any Error>) in
       save(
-        value, context: context, continuation: SaveContinuation { continuation.resume(with: $0) })
+        value, context: context,
+        continuation: SaveContinuation(version: version) { continuation.resume(with: $0) })
     }
   }
 

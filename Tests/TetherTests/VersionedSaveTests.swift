@@ -14,8 +14,8 @@ struct VersionedSaveTests {
     @Shared(RevisionStoreKey(store: store, name: #function)) var value = 0
     #expect(value == 41)
     $value.withLock { $0 += 1 }
-    #expect(store.contexts.map(\.reason) == [.didSet])
-    #expect(store.contexts.map(\.version) == [SharedVersion(1)])
+    #expect(store.saves.map(\.context) == [.didSet])
+    #expect(store.saves.map(\.version) == [SharedVersion(1)])
     #expect(store.text == "42")
     #expect($value.saveError == nil)
   }
@@ -32,7 +32,7 @@ struct VersionedSaveTests {
       _ = try? store.write("1000")
       value += 1
     }
-    #expect(store.contexts.last?.version == SharedVersion(1))
+    #expect(store.saves.last?.version == SharedVersion(1))
     try await waitUntil("the conflict reported") { $value.saveError != nil }
     #expect($value.saveError is RevisionStore.Conflict)
     try await waitUntil("the other writer's value") { value == 1000 }
@@ -47,7 +47,7 @@ struct VersionedSaveTests {
     for _ in 0..<5 { $value.withLock { $0 += 1 } }
     #expect(store.text == "5")
     #expect($value.saveError == nil)
-    #expect(store.contexts.map(\.version) == (0..<5).map { SharedVersion($0) })
+    #expect(store.saves.map(\.version) == (0..<5).map { SharedVersion($0) })
   }
 
   /// A value that arrived from the store (with its version) is the base of the next save.
@@ -57,30 +57,8 @@ struct VersionedSaveTests {
     try store.write("7")
     try await waitUntil("the write delivered") { value == 7 }
     $value.withLock { $0 += 1 }
-    #expect(store.contexts.last?.version == SharedVersion(1))
+    #expect(store.saves.last?.version == SharedVersion(1))
     #expect(store.text == "8")
     #expect($value.saveError == nil)
-  }
-
-  @Test func aSaveContextMatchesItsReasonWhateverItsVersion() {
-    let context = SaveContext(.didSet, version: SharedVersion("\"etag\""))
-    guard case .didSet = context else {
-      Issue.record("a versioned .didSet context did not match .didSet")
-      return
-    }
-    if case .userInitiated = context { Issue.record("matched .userInitiated") }
-    #expect(context.reason == .didSet)
-    #expect(SaveContext.userInitiated.version == nil)
-  }
-
-  /// A key written for swift-sharing compares with `==`: a context carrying a version must
-  /// still equal its reason, or `context == .userInitiated` silently stops matching.
-  @Test func aSaveContextEqualsItsReasonWhateverItsVersion() {
-    let versioned = SaveContext(.userInitiated, version: SharedVersion(7))
-    #expect(versioned == .userInitiated)
-    #expect(versioned != .didSet)
-    #expect(
-      Set([versioned, .userInitiated, SaveContext(.didSet, version: SharedVersion(1))]).count == 2)
-    #expect(versioned.version == SharedVersion(7))
   }
 }

@@ -161,7 +161,7 @@ extension FileStorage {
   /// contents to every subscriber with their version. Runs on the queue.
   ///
   /// The holders' saves need no bookkeeping here: each carries the version its value was
-  /// derived from (`SaveContext.version`), so a mutation made from the old value, whenever
+  /// derived from (`SaveContinuation.version`), so a mutation made from the old value, whenever
   /// its save arrives, is judged against the old version and fails as a conflict.
   func deliver(_ contents: (Data, FileStat)?, disk: Disk) {
     let (subscribers, superseded, timer) = state.withLock { state in

@@ -3,7 +3,7 @@ import Synchronization
 
 /// The throttled write queue of a ``FileStorage``: saves coalesce within the throttle window
 /// and reach the storage's serial queue in the order they were decided. A `.didSet` save
-/// carries the version of the file its value was derived from (`SaveContext.version`, captured
+/// carries the version of the file its value was derived from (`SaveContinuation.version`, captured
 /// under the holders' lock when the body ran), so it never overwrites a change made by another
 /// process that its holders had not seen.
 extension FileStorage {
@@ -20,7 +20,7 @@ extension FileStorage {
   enum Condition: Equatable {
     /// Whatever is there: `save()`, and an update (which holds the lock from its read).
     case unconditional
-    /// Only the version the value was derived from (`SaveContext.version`), or this process's
+    /// Only the version the value was derived from (`SaveContinuation.version`), or this process's
     /// own writes over it (the storage's `lineage` tells). `nil` when the holders were never
     /// given a version: then the newest version this process knows.
     case derivedFrom(SharedVersion?)

@@ -42,7 +42,7 @@ import Foundation
 ///   stored value to writing the result, so concurrent updates from any number of processes
 ///   are exact.
 /// - A save made through `withLock` is written only if the file is still the version its
-///   value was derived from (``SaveContext/version``: the version the holders had when the
+///   value was derived from (``SaveContinuation/version``: the version the holders had when the
 ///   body ran, which the key hands over with each value it loads or delivers), or this
 ///   process's own writes over that version. If another process changed it meanwhile, the
 ///   newer file wins: holders get its value and `saveError` is
@@ -198,8 +198,8 @@ public struct FileStorageKey<Value: Sendable>: AtomicSharedKey {
   }
 
   /// Encodes and writes `value` off the caller's thread; `.didSet` saves are throttled and
-  /// written only over the version they were derived from (`context.version`), `.userInitiated`
-  /// ones are written at once and unconditionally. Resumes `continuation` after the write, or
+  /// written only over the version they were derived from (`continuation.version`),
+  /// `.userInitiated` ones are written at once and unconditionally. Resumes `continuation` after the write, or
   /// with a ``FileStorageKeyError`` if encoding or writing failed or another process's change
   /// won (``FileStorageKeyError/conflict(url:)``).
   public func save(_ value: Value, context: SaveContext, continuation: SaveContinuation) {
@@ -214,7 +214,7 @@ public struct FileStorageKey<Value: Sendable>: AtomicSharedKey {
       encode: { try encode(value) },
       decodes: { (try? decode($0)) != nil },
       options: writeOptions,
-      condition: context.reason == .userInitiated ? .unconditional : .derivedFrom(context.version),
+      condition: context == .userInitiated ? .unconditional : .derivedFrom(continuation.version),
       window: throttle, clock: clock, continuation: continuation)
   }
 

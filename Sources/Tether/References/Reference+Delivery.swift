@@ -46,8 +46,7 @@ extension Reference {
       // exits as soon as it sees its own value (at-exit flushing writes what keys were given)
       // must not lose the write.
       if let save {
-        callSave(
-          value, context: SaveContext(.didSet, version: stored), sequence: save, completion: nil)
+        callSave(value, context: .didSet, derivedFrom: stored, sequence: save, completion: nil)
       }
       // `listeners` keeps every listener alive; borrowing them spares a retain and a release
       // per listener per change.
@@ -62,7 +61,7 @@ extension Reference {
       listener.receive(value)
     case .save(let value, let stored, let sequence, let completion):
       callSave(
-        value, context: SaveContext(.userInitiated, version: stored), sequence: sequence,
+        value, context: .userInitiated, derivedFrom: stored, sequence: sequence,
         completion: completion)
     }
   }

@@ -6,7 +6,7 @@ import TetherSupport
 extension Reference {
   @usableFromInline
   func callSave(
-    _ value: Value, context: SaveContext, sequence: UInt64,
+    _ value: Value, context: SaveContext, derivedFrom derived: SharedVersion?, sequence: UInt64,
     completion: (@Sendable (Result<Void, any Error>) -> Void)?
   ) {
     guard let writer else {
@@ -14,15 +14,13 @@ extension Reference {
       return
     }
     // A version only this reference's own saves replaced since: go on over the newest of them.
-    var context = context
-    if let derived = context.version {
-      context.version = state.withLock { $0.lineage.base(derivedFrom: derived) }
+    let base = derived.flatMap { derived in
+      state.withLock { $0.lineage.base(derivedFrom: derived) }
     }
-    let base = context.version
     // Weak: a pending save must not keep the reference alive, or releasing the last holder
     // would not cancel the subscription, which is the key's cue to flush pending writes.
     let continuation = SaveContinuation(
-      observer: issueObserver,
+      observer: issueObserver, version: base,
       // A retry the key reports after this save failed is its outcome, unless a later save has
       // reported since (the guard in `finishSave`).
       resolvedLater: { [weak self] in self?.finishSave(sequence: sequence, result: $0) },

@@ -56,7 +56,7 @@ final class Reference<Value: Sendable>: MutableReference {
     @usableFromInline var subscription: SharedSubscription?
     /// The key's version of the stored value `value` was derived from: set with each value the
     /// key delivers (load, subscription), kept across local changes, handed to every save in
-    /// `SaveContext.version`. Read in the critical section that ran the body, so an external
+    /// `SaveContinuation.version`. Read in the critical section that ran the body, so an external
     /// change waiting for the lock cannot slip in between (ARCHITECTURE.md, "Where versions
     /// are decided").
     @usableFromInline var storedVersion: SharedVersion?

@@ -1,7 +1,7 @@
 /// The versions a run of this process's own saves went through since the last version
 /// written by someone else: a pure value, no I/O, tested on its own.
 ///
-/// A save carries the version its value was derived from (`SaveContext.version`). When only
+/// A save carries the version its value was derived from (`SaveContinuation.version`). When only
 /// this process's own saves came after that version, the save may write over the newest of
 /// them; when someone else's version came after it, the save must write over the version it
 /// was derived from, so that its compare fails: it never saw the newer value. Keys whose saves

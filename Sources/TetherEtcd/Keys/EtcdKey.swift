@@ -107,9 +107,9 @@ public struct EtcdKey<Value: Sendable>: SharedKey, AtomicSharedKey {
   }
 
   /// Writes `value` after the saves before it: compare-and-swap on the `mod_revision` it was
-  /// derived from (`SaveContext.version`), unless last-writer-wins.
+  /// derived from (`continuation.version`), unless last-writer-wins.
   public func save(_ value: Value, context: SaveContext, continuation: SaveContinuation) {
-    store.save(value, derivedFrom: context.version, continuation: continuation)
+    store.save(value, derivedFrom: continuation.version, continuation: continuation)
   }
 
   /// Applies `transform` to the latest stored value with compare-and-swap, retried until it

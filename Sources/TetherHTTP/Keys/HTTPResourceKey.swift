@@ -20,7 +20,7 @@ import TetherSupport
 /// ```
 ///
 /// - A save sends `If-Match` with the strong `ETag` of the version its value was derived from
-///   (`SaveContext.version`: the representation the holders had when the `withLock` body
+///   (`SaveContinuation.version`: the representation the holders had when the `withLock` body
 ///   ran, or this process's own later writes over it), so a representation of someone else's
 ///   that arrived while the body ran makes the save a conflict, not an overwrite. A value
 ///   delivered without validators (a server-sent event's data) is saved over the validators
@@ -105,7 +105,7 @@ public struct HTTPResourceKey<Parameters: Encodable & Sendable, Value: Sendable>
   public func save(_ value: Value, context: SaveContext, continuation: SaveContinuation) {
     writes.queue.enqueue {
       do throws(HTTPError) {
-        try await store(value, derivedFrom: context.version)
+        try await store(value, derivedFrom: continuation.version)
         continuation.resume()
       } catch {
         if case .conflict = error { await loadNewer() }

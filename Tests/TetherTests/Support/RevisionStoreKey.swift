@@ -10,18 +10,25 @@ import Tether
 final class RevisionStore: Sendable {
   struct Conflict: Error, Equatable {}
 
+  /// What a key's `save` was called with.
+  struct Save: Equatable {
+    var context: SaveContext
+    /// The continuation's version: what the saved value was derived from.
+    var version: SharedVersion?
+  }
+
   private struct State {
     var text: String?
     var revision = 0
     var observers: [UUID: @Sendable (String, Int, String?) -> Void] = [:]
-    /// The `SaveContext` of every save a key made, in order.
-    var contexts: [SaveContext] = []
+    /// Every save a key made, in order.
+    var saves: [Save] = []
   }
   private let state = LockedState(State())
 
   var text: String? { state.withLock { $0.text } }
   var revision: Int { state.withLock { $0.revision } }
-  var contexts: [SaveContext] { state.withLock { $0.contexts } }
+  var saves: [Save] { state.withLock { $0.saves } }
 
   func read() -> (text: String?, revision: Int) { state.withLock { ($0.text, $0.revision) } }
 
@@ -39,7 +46,7 @@ final class RevisionStore: Sendable {
     return revision
   }
 
-  func record(_ context: SaveContext) { state.withLock { $0.contexts.append(context) } }
+  func record(_ save: Save) { state.withLock { $0.saves.append(save) } }
 
   func observe(
     _ observer: @escaping @Sendable (String, Int, String?) -> Void
@@ -51,7 +58,7 @@ final class RevisionStore: Sendable {
 }
 
 /// An `Int` kept in a ``RevisionStore``: loads and yields hand over the revision, saves write
-/// only over `SaveContext.version` and resume with the revision they wrote.
+/// only over `SaveContinuation.version` and resume with the revision they wrote.
 struct RevisionStoreKey: SharedKey {
   let store: RevisionStore
   let name: String
@@ -79,10 +86,10 @@ struct RevisionStoreKey: SharedKey {
   }
 
   func save(_ value: Int, context: SaveContext, continuation: SaveContinuation) {
-    store.record(context)
+    store.record(RevisionStore.Save(context: context, version: continuation.version))
     do {
       let revision = try store.write(
-        String(value), ifRevision: context.version?.number.map(Int.init), by: writer)
+        String(value), ifRevision: continuation.version?.number.map(Int.init), by: writer)
       continuation.resume(version: SharedVersion(revision))
     } catch {
       continuation.resume(throwing: error)
