@@ -17,6 +17,7 @@ extension DerivedReference {
   func load() async throws { try await parent.load() }
   func announceValueChange() { parent.announceValueChange() }
   func announceLoadError() { parent.announceLoadError() }
+  func announceLoading() { parent.announceLoading() }
 
   /// Listens to the parent's values through `derive`. When `Value` is equatable at run time,
   /// a derived value equal to the one before it is skipped: the parent changed, but maybe not

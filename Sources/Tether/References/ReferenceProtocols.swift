@@ -26,6 +26,8 @@ protocol ReaderReference<Value>: AnyObject, Sendable {
   func announceValueChange()
   /// Tells Observation trackers of `loadError` that it changed (a re-key failed).
   func announceLoadError()
+  /// Tells Observation trackers of `isLoading` that it changed (a re-key started or ended).
+  func announceLoading()
 }
 
 extension ReaderReference {
