@@ -42,11 +42,21 @@ final class Holder<Value: Sendable>: MutableReference {
     let loadError: (any Error)?
     /// The current reference, typed, so `Shared` reads and writes it specialized.
     @usableFromInline let root: Reference<Value>?
+    /// How many `load(_:)` calls are waiting for their key: the holder is loading meanwhile.
+    let inFlight: Int
 
-    init(current: Target?, root: Reference<Value>?, loadError: (any Error)?) {
+    init(current: Target?, root: Reference<Value>?, loadError: (any Error)?, inFlight: Int = 0) {
       self.current = current
       self.loadError = loadError
       self.root = root
+      self.inFlight = inFlight
+    }
+
+    /// This state with `change` added to `inFlight`, and `loadError` replaced if given.
+    func counting(_ change: Int, loadError: (any Error)?? = nil) -> Rekeying {
+      Rekeying(
+        current: current, root: root, loadError: loadError ?? self.loadError,
+        inFlight: inFlight + change)
     }
   }
 
@@ -100,7 +110,15 @@ final class Holder<Value: Sendable>: MutableReference {
 
   var root: AnyObject { target.reader.root }
   var value: Value { target.reader.value }
-  var isLoading: Bool { target.reader.isLoading }
+  var valueForDerived: Value { target.reader.valueForDerived }
+
+  /// Whether the current reference is loading, or a `load(_:)` is waiting for its key. Reads
+  /// the reference's first, so Observation tracks it; a re-key announces through it.
+  var isLoading: Bool {
+    let reader = target.reader
+    if reader.isLoading { return true }
+    return (state?.inFlight ?? 0) > 0
+  }
   var saveError: (any Error)? { target.writer?.saveError }
 
   /// The error of a failed re-key, else the current reference's.
@@ -112,7 +130,9 @@ final class Holder<Value: Sendable>: MutableReference {
   func load() async throws {
     try await target.reader.load()
     if state?.loadError != nil {
-      replaceState { Rekeying(current: $0?.current, root: $0?.root, loadError: nil) }
+      replaceState {
+        $0?.counting(0, loadError: .some(nil)) ?? Rekeying(current: nil, root: nil, loadError: nil)
+      }
     }
   }
 
@@ -125,8 +145,10 @@ final class Holder<Value: Sendable>: MutableReference {
 
   func save() async throws { try await writer.save() }
 
-  func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
-    try writer.withLock(body)
+  func withLock<R, E: Error>(
+    _ body: (inout Value) throws(E) -> R, fileID: StaticString?, line: UInt?
+  ) throws(E) -> R {
+    try writer.withLock(body, fileID: fileID, line: line)
   }
 
   func update<R: Sendable>(_ body: @Sendable (inout Value) throws -> R) async throws -> R {
@@ -143,6 +165,7 @@ final class Holder<Value: Sendable>: MutableReference {
 
   func announceValueChange() { target.reader.announceValueChange() }
   func announceLoadError() { target.reader.announceLoadError() }
+  func announceLoading() { target.reader.announceLoading() }
 
   /// Points this holder at `key`: loads it first, and only if that succeeds joins (or creates)
   /// the key's reference in the current storage scope and makes it current.
@@ -162,17 +185,35 @@ final class Holder<Value: Sendable>: MutableReference {
       reference = registry.reference(
         for: key, writer: writer, initialValue: { defaultValue ?? previous.reader.value })
     } else {
-      reference = try await loadReference(
-        for: key, writer: writer, initialValue: defaultValue ?? previous.reader.value,
-        in: registry)
+      beginRekey(previous)
+      do {
+        reference = try await loadReference(
+          for: key, writer: writer, initialValue: defaultValue ?? previous.reader.value,
+          in: registry)
+      } catch {
+        previous.reader.announceLoading()
+        throw error
+      }
     }
-    let next = Rekeying(
-      current: Target(reader: reference, writer: writable ? reference : nil), root: reference,
-      loadError: nil)
-    rekeying.withLock { $0 = next }
+    let pinned = KeyTraits.of(K.self).pinned
+    replaceState { state in
+      Rekeying(
+        current: Target(reader: reference, writer: writable ? reference : nil), root: reference,
+        loadError: nil, inFlight: (state?.inFlight ?? 0) - (pinned ? 0 : 1))
+    }
     rekeyed.store(true, ordering: .releasing)
-    // Whoever tracked the old value (Observation) re-reads and now sees the new key's.
+    // Whoever tracked the old value or loading state (Observation) re-reads and now sees the
+    // new key's.
     previous.reader.announceValueChange()
+    if !pinned { previous.reader.announceLoading() }
+  }
+
+  /// Marks a re-key in flight: `isLoading` answers `true` until it ends.
+  private func beginRekey(_ previous: Target) {
+    replaceState {
+      $0?.counting(1) ?? Rekeying(current: nil, root: nil, loadError: nil, inFlight: 1)
+    }
+    previous.reader.announceLoading()
   }
 
   /// Loads `key` and returns its reference holding the loaded value; a failed load sets this
@@ -192,7 +233,7 @@ final class Holder<Value: Sendable>: MutableReference {
     switch versioned.outcome {
     case .success(let value): loaded = value
     case .failure(let error):
-      replaceState { Rekeying(current: $0?.current, root: $0?.root, loadError: error) }
+      replaceState { $0!.counting(-1, loadError: .some(error)) }
       target.reader.announceLoadError()
       throw error
     }

@@ -6,6 +6,7 @@ import TetherSupport
 extension Reference {
   func announceValueChange() { notifyValueObservers() }
   func announceLoadError() { notifyObservation(ObservedProperties.loadError) }
+  func announceLoading() { notifyObservation(ObservedProperties.isLoading) }
 
   /// Tells Observation trackers of `keyPath` that it changed. Without a registrar nothing
   /// ever read the reference, so no tracker can be watching it.
