@@ -315,7 +315,7 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
   /// (or unconditionally for last-writer-wins). A transient failure is reported and the value
   /// is written again in the background until it lands, unless a newer save supersedes it.
   ///
-  /// `version` is the one the holders' value was derived from (`SaveContext.version`, captured
+  /// `version` is the one the holders' value was derived from (`SaveContinuation.version`, captured
   /// under the reference's lock when the body ran): a change of someone else's that arrived
   /// while the body ran makes this save a conflict, not an overwrite.
   func save(_ value: Value, derivedFrom version: SharedVersion?, continuation: SaveContinuation) {
