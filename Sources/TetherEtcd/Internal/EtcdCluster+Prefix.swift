@@ -55,8 +55,12 @@ extension EtcdCluster {
           },
           report: { _ in }))
       watcher.withLock { $0 = started }
-      // A change between the read above and the watch is in the watch (it starts right after
-      // that revision); one before the caller's first read is in that read.
+      // A change after the read above is in the watch (it starts right after that revision).
+      // One between the caller's own read and the read above is in neither: this task may run
+      // after the caller fetched and someone wrote (a loaded machine showed it). So the caller
+      // is told once that the prefix may have changed; a fetch at the same revision costs it a
+      // `notModified`.
+      onChange()
     }
     return AnyCancellable {
       start.cancel()
