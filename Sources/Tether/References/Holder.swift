@@ -110,7 +110,6 @@ final class Holder<Value: Sendable>: MutableReference {
 
   var root: AnyObject { target.reader.root }
   var value: Value { target.reader.value }
-  var valueForDerived: Value { target.reader.valueForDerived }
 
   /// Whether the current reference is loading, or a `load(_:)` is waiting for its key. Reads
   /// the reference's first, so Observation tracks it; a re-key announces through it.
@@ -130,9 +129,7 @@ final class Holder<Value: Sendable>: MutableReference {
   func load() async throws {
     try await target.reader.load()
     if state?.loadError != nil {
-      replaceState {
-        $0?.counting(0, loadError: .some(nil)) ?? Rekeying(current: nil, root: nil, loadError: nil)
-      }
+      replaceState { $0?.counting(0, loadError: .some(nil)) ?? Rekeying(current: nil, root: nil, loadError: nil) }
     }
   }
 
@@ -145,10 +142,8 @@ final class Holder<Value: Sendable>: MutableReference {
 
   func save() async throws { try await writer.save() }
 
-  func withLock<R, E: Error>(
-    _ body: (inout Value) throws(E) -> R, fileID: StaticString?, line: UInt?
-  ) throws(E) -> R {
-    try writer.withLock(body, fileID: fileID, line: line)
+  func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
+    try writer.withLock(body)
   }
 
   func update<R: Sendable>(_ body: @Sendable (inout Value) throws -> R) async throws -> R {
@@ -210,9 +205,7 @@ final class Holder<Value: Sendable>: MutableReference {
 
   /// Marks a re-key in flight: `isLoading` answers `true` until it ends.
   private func beginRekey(_ previous: Target) {
-    replaceState {
-      $0?.counting(1) ?? Rekeying(current: nil, root: nil, loadError: nil, inFlight: 1)
-    }
+    replaceState { $0?.counting(1) ?? Rekeying(current: nil, root: nil, loadError: nil, inFlight: 1) }
     previous.reader.announceLoading()
   }
 
