@@ -28,7 +28,9 @@ private struct SlowKey: SharedKey, CustomStringConvertible {
   func load(context: LoadContext<Int>, continuation: LoadContinuation<Int>) {
     pending.continuations.withLock { $0.append(continuation) }
   }
-  func subscribe(context: LoadContext<Int>, subscriber: SharedSubscriber<Int>)
+  func subscribe(
+    context: LoadContext<Int>, subscriber: SharedSubscriber<Int>
+  )
     -> SharedSubscription
   { .empty }
   func save(_ value: Int, context: SaveContext, continuation: SaveContinuation) {

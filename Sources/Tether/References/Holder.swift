@@ -129,7 +129,9 @@ final class Holder<Value: Sendable>: MutableReference {
   func load() async throws {
     try await target.reader.load()
     if state?.loadError != nil {
-      replaceState { $0?.counting(0, loadError: .some(nil)) ?? Rekeying(current: nil, root: nil, loadError: nil) }
+      replaceState {
+        $0?.counting(0, loadError: .some(nil)) ?? Rekeying(current: nil, root: nil, loadError: nil)
+      }
     }
   }
 
@@ -205,7 +207,9 @@ final class Holder<Value: Sendable>: MutableReference {
 
   /// Marks a re-key in flight: `isLoading` answers `true` until it ends.
   private func beginRekey(_ previous: Target) {
-    replaceState { $0?.counting(1) ?? Rekeying(current: nil, root: nil, loadError: nil, inFlight: 1) }
+    replaceState {
+      $0?.counting(1) ?? Rekeying(current: nil, root: nil, loadError: nil, inFlight: 1)
+    }
     previous.reader.announceLoading()
   }
 
