@@ -3,14 +3,14 @@ import Foundation
 /// The operators that take a scheduler, taking a `RunLoop` as Combine code passes it
 /// (`receive(on: RunLoop.main)`): each uses the run loop's ``RunLoop/scheduler``.
 extension Publisher {
-  /// Delivers values and the completion on `runLoop`; see ``Publisher/receive(on:options:)``.
+  /// Delivers values and the completion on `runLoop`; see `receive(on:options:)` with a scheduler.
   public func receive(
     on runLoop: RunLoop, options: RunLoop.SchedulerOptions? = nil
   ) -> Publishers.ReceiveOn<Self, RunLoopScheduler> {
     receive(on: runLoop.scheduler, options: options)
   }
 
-  /// Subscribes, requests and cancels on `runLoop`; see ``Publisher/subscribe(on:options:)``.
+  /// Subscribes, requests and cancels on `runLoop`; see `subscribe(on:options:)` with a scheduler.
   public func subscribe(
     on runLoop: RunLoop, options: RunLoop.SchedulerOptions? = nil
   ) -> Publishers.SubscribeOn<Self, RunLoopScheduler> {
@@ -18,7 +18,7 @@ extension Publisher {
   }
 
   /// Publishes an element only after `dueTime` without another, timed on `scheduler`; see
-  /// ``Publisher/debounce(for:scheduler:options:)``.
+  /// `debounce(for:scheduler:options:)` with a scheduler.
   public func debounce(
     for dueTime: RunLoop.SchedulerTimeType.Stride, scheduler: RunLoop,
     options: RunLoop.SchedulerOptions? = nil
@@ -27,7 +27,7 @@ extension Publisher {
   }
 
   /// Publishes at most one element per `interval`, timed on `scheduler`; see
-  /// ``Publisher/throttle(for:scheduler:latest:)``.
+  /// `throttle(for:scheduler:latest:)` with a scheduler.
   public func throttle(
     for interval: RunLoop.SchedulerTimeType.Stride, scheduler: RunLoop, latest: Bool
   ) -> Publishers.Throttle<Self, RunLoopScheduler> {
@@ -35,7 +35,7 @@ extension Publisher {
   }
 
   /// Delays every event by `interval` on `scheduler`; see
-  /// ``Publisher/delay(for:tolerance:scheduler:options:)``.
+  /// `delay(for:tolerance:scheduler:options:)` with a scheduler.
   public func delay(
     for interval: RunLoop.SchedulerTimeType.Stride,
     tolerance: RunLoop.SchedulerTimeType.Stride? = nil, scheduler: RunLoop,
@@ -45,7 +45,7 @@ extension Publisher {
   }
 
   /// Fails or finishes when no element arrives within `interval`, timed on `scheduler`; see
-  /// ``Publisher/timeout(_:scheduler:options:customError:)``.
+  /// `timeout(_:scheduler:options:customError:)` with a scheduler.
   public func timeout(
     _ interval: RunLoop.SchedulerTimeType.Stride, scheduler: RunLoop,
     options: RunLoop.SchedulerOptions? = nil, customError: (@Sendable () -> Failure)? = nil
