@@ -2,8 +2,9 @@ import Foundation
 
 extension SharedStorage {
   /// The `UserDefaults` that `.appStorage` keys created in this scope use when they name no
-  /// store: `UserDefaults.standard` in ``process``; in an isolated scope, an ephemeral store of
-  /// the scope's own, which starts empty and is never written to disk.
+  /// store: `UserDefaults.standard` in ``process``; in an isolated scope (and in ``process``
+  /// in a process running tests), an ephemeral store of the scope's own, which starts empty
+  /// and is never written to disk.
   ///
   /// Seed and inspect a test's values through it:
   ///
@@ -18,7 +19,7 @@ extension SharedStorage {
   /// A value set directly on an ephemeral store reaches the entry's holders at once, before
   /// `set(_:forKey:)` returns, as `UserDefaults` observation does on Apple platforms.
   public var defaults: UserDefaults {
-    guard isIsolated else { return .standard }
+    guard keepsDefaultsInMemory else { return .standard }
     return scopedValue(EphemeralDefaults.self) { EphemeralDefaults() }.defaults.store
   }
 }

@@ -22,9 +22,14 @@ public final class SharedStorage: Sendable {
   private let scopedValues = Lock<[ObjectIdentifier: any Sendable]>([:])
 
   /// The scope's in-memory file system, which `.fileStorage` keys created in the scope use
-  /// instead of the disk; `nil` when they use real files (``process``, and scopes created with
-  /// `isolated(files: .real)`).
+  /// instead of the disk; `nil` when they use real files (``process`` outside tests, and scopes
+  /// created with `isolated(files: .real)`).
   public let files: InMemoryFiles?
+
+  /// Whether `.appStorage` keys that name no store use an ephemeral store of the scope's own
+  /// (isolated scopes, and ``process`` in a process running tests) instead of
+  /// `UserDefaults.standard`.
+  let keepsDefaultsInMemory: Bool
 
   /// Where `.fileStorage` keys created in an isolated scope keep their files.
   public enum Files: Sendable {
@@ -35,13 +40,25 @@ public final class SharedStorage: Sendable {
     case real
   }
 
-  private init(files: InMemoryFiles?) {
+  private init(files: InMemoryFiles?, keepsDefaultsInMemory: Bool) {
     self.files = files
+    self.keepsDefaultsInMemory = keepsDefaultsInMemory
   }
 
   /// The process-wide scope that code outside `withSharedStorage` uses. Its file keys use the
+  /// disk, and its `.appStorage` keys `UserDefaults.standard`.
+  ///
+  /// In a process running tests (XCTest's or Swift Testing's: an `.xctest` bundle or Swift
+  /// Testing's options in the arguments, or XCTest's environment with a test bundle loaded),
+  /// it keeps both in memory instead, so a test never reads or writes the user's files or
+  /// defaults, whether or not it uses the `.isolatedSharedState` trait. A test that needs the
+  /// disk opts in with `withSharedStorage(.isolated(files: .real))` (or the trait
+  /// `.isolatedSharedState(files: .real)`); an `.appStorage` key that names its `store`
+  /// uses that store. A child process a test starts is not a test process: its keys use the
   /// disk.
-  public static let process = SharedStorage(files: nil)
+  public static let process = SharedStorage(
+    files: TestProcess.isRunningTests ? InMemoryFiles() : nil,
+    keepsDefaultsInMemory: TestProcess.isRunningTests)
 
   /// A new, empty scope whose file keys read and write an in-memory file system
   /// (``files``), never the disk. Each use creates another one.
@@ -56,7 +73,7 @@ public final class SharedStorage: Sendable {
   /// }
   /// ```
   public static func isolated(files: Files) -> SharedStorage {
-    SharedStorage(files: files == .inMemory ? InMemoryFiles() : nil)
+    SharedStorage(files: files == .inMemory ? InMemoryFiles() : nil, keepsDefaultsInMemory: true)
   }
 
   /// The scope the current task uses.

@@ -98,8 +98,18 @@ private enum Level: Int, Sendable { case low = 1, high = 2 }
     #expect(UserDefaults.standard.object(forKey: key) == nil)
   }
 
-  @Test func theProcessScopeUsesTheStandardStore() {
-    #expect(SharedStorage.process.defaults === UserDefaults.standard)
+  /// In a process running tests, even the process scope keeps `.appStorage` in memory: a
+  /// test without the trait never writes the user's defaults (outside tests it is
+  /// `UserDefaults.standard`).
+  @Test func theProcessScopeOfATestProcessKeepsDefaultsInMemory() {
+    #expect(SharedStorage.process.defaults !== UserDefaults.standard)
+    let key = "tether-process-scope-\(UUID().uuidString)"
+    withSharedStorage(.process) {
+      @Shared(.appStorage(key)) var flag = false
+      $flag.withLock { $0 = true }
+    }
+    #expect(SharedStorage.process.defaults.bool(forKey: key))
+    #expect(UserDefaults.standard.object(forKey: key) == nil)
   }
 }
 

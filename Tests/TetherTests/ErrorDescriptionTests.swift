@@ -9,7 +9,10 @@ import Tether
     try withTemporaryDirectory { directory in
       let url = directory.file("settings.json")
       try Data("{ not json".utf8).write(to: url)
-      let settings = Shared(wrappedValue: 0, .fileStorage(url))
+      // Tether's real-file tests opt into the disk; tests keep files in memory by default.
+      let settings = withSharedStorage(.isolated(files: .real)) {
+        Shared(wrappedValue: 0, .fileStorage(url))
+      }
       let error = try #require(settings.loadError as? FileStorageKeyError)
       #expect(error.localizedDescription == error.description)
       #expect(error.localizedDescription.contains(url.path))

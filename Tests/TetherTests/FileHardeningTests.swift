@@ -2,13 +2,14 @@ import Foundation
 import Synchronization
 import TestSupport
 import Testing
+import TetherTesting
 
 @testable import Tether
 
 /// The file strategy's hardening rules (ARCHITECTURE.md, "Invariants each layer keeps", issue #9) through
 /// `@Shared(.fileStorage(…))`, on real files: permissions, special files, the size cap,
 /// symbolic links, the watch fallback, per-path bookkeeping, and sorted JSON keys.
-@Suite struct FileHardeningTests {
+@Suite(.isolatedSharedState(files: .real)) struct FileHardeningTests {
   let directory: TemporaryDirectory
 
   init() throws { directory = try TemporaryDirectory(prefix: "tether-hardening") }

@@ -1,6 +1,7 @@
 import Foundation
 import TestSupport
 import Testing
+import TetherTesting
 
 @testable import Tether
 
@@ -8,7 +9,7 @@ import Testing
 private let stormLength = 500
 
 /// `FileStorageKey` between two real processes: this test process and `tether-test-child`.
-@Suite(.heavy) struct FileStorageCrossProcessTests {
+@Suite(.heavy, .isolatedSharedState(files: .real)) struct FileStorageCrossProcessTests {
   let directory: TemporaryDirectory
 
   init() throws { directory = try TemporaryDirectory(prefix: "tether-file") }

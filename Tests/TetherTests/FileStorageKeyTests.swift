@@ -2,12 +2,13 @@ import Foundation
 import Synchronization
 import TestSupport
 import Testing
+import TetherTesting
 
 @testable import Tether
 
 /// `FileStorageKey` through its protocol methods (load, subscribe, save with continuations),
 /// against real files in a temporary directory. Throttling runs on a manual clock.
-@Suite struct FileStorageKeyTests {
+@Suite(.isolatedSharedState(files: .real)) struct FileStorageKeyTests {
   let directory: TemporaryDirectory
   let clock = ManualFileClock()
 

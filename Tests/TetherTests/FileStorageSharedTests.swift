@@ -2,12 +2,13 @@ import Foundation
 import Streams
 import TestSupport
 import Testing
+import TetherTesting
 
 @testable import Tether
 
 /// `@Shared(.fileStorage(…))` end to end: the property wrapper over the file key, on real
 /// files, each test in its own isolated storage scope.
-@Suite struct FileStorageSharedTests {
+@Suite(.isolatedSharedState(files: .real)) struct FileStorageSharedTests {
   struct Settings: Codable, Equatable, Sendable {
     var theme = "light"
     var size = 12
@@ -108,6 +109,32 @@ import Testing
       try Data("99".utf8).write(to: url, options: .atomic)
       #expect(await emitted.wait(for: { $0 == 99 }))
       #expect(emitted.events == [0, 1, 2, 3, 4, 5, 99])
+    }
+  }
+
+  /// Issue 32, defect 7: a `save()` after each mutation used to make the next mutation's
+  /// throttled save look like a conflict (the unconditional write started a new run of
+  /// versions that forgot the one the holders had), and the conflict handed the holders the
+  /// file's older value: a subscriber saw `[0, 1, 2, 1, 3, 4, 3, 5, 100]`.
+  @Test func mutationsEachFollowedBySaveNeverEchoNorGoBackwards() async throws {
+    let url = directory.file("count.json")
+    try await withSharedStorage(.isolated(files: .real)) {
+      @Shared(.fileStorage(url, throttle: .zero)) var count = 0
+      let emitted = EventLog<Int>()
+      let cancellable = $count.publisher.sink { emitted.append($0) }
+      defer { cancellable.cancel() }
+      for _ in 1...5 {
+        $count.withLock { $0 += 1 }
+        try await $count.save()
+      }
+      #expect(decodeFile(url, as: Int.self) == 5)
+      #expect($count.saveError == nil)
+      // Another process writes last: once its value arrives, every echo would have arrived.
+      let writer = try ChildProcess(["file-write", url.path, "100", "1"])
+      #expect(try await writer.waitForExit() == .exited(0))
+      #expect(await emitted.wait(for: { $0 == 100 }))
+      #expect(emitted.events == [0, 1, 2, 3, 4, 5, 100])
+      #expect(count == 100)
     }
   }
 

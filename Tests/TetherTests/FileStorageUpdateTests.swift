@@ -3,13 +3,14 @@ import Streams
 import Synchronization
 import TestSupport
 import Testing
+import TetherTesting
 import TetherSupport
 
 @testable import Tether
 
 /// `FileStorageKey` as an `AtomicSharedKey` (issue #11): `update` across real processes, and
 /// the conflict check of `withLock` saves, on real files.
-@Suite struct FileStorageUpdateTests {
+@Suite(.isolatedSharedState(files: .real)) struct FileStorageUpdateTests {
   /// The child's `Tally` (Tests/TestChild/FileCommands.swift).
   struct Tally: Codable, Sendable, Equatable {
     var counts: [String: Int] = [:]

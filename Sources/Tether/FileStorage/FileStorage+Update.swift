@@ -91,7 +91,8 @@ extension FileStorage {
     } catch {
       return .failure(FileStorageKeyError.encodingFailed(url: url, underlying: error))
     }
-    return writeBytes(data, to: target, permissions: options.permissions, over: nil)
+    let over = runVersion(at: contents?.1)
+    return writeBytes(data, to: target, permissions: options.permissions, over: over)
       .map { value }.mapError { $0 as any Error }
   }
 }

@@ -147,7 +147,7 @@ extension FileStorage {
     let outcome = withFileLock { target -> Result<Void, FileStorageKeyError>? in
       let current = FileSystem.stat(path)
       if let base, isConflict(base: base, current: current, job: job) { return nil }
-      return write(job, current: current, target: target, over: base)
+      return write(job, current: current, target: target, over: base ?? runVersion(at: current))
     }
     switch outcome {
     case .success(nil):
@@ -179,6 +179,26 @@ extension FileStorage {
       let (data, _) = try? FileSystem.read(path, maximumSize: job.options.maximumSize)
     else { return true }
     return FileVersion.text(of: Fingerprint(data)) != version.fingerprint
+  }
+
+  /// The newest version of the run of versions (`lineage`) when the file at the path is still
+  /// that version: an unconditional write over it (`save()`, an update) then continues the
+  /// run, so a later `.didSet` save derived from an older version of the run goes on over it.
+  /// `nil` when the file changed in a way this process has not seen (or nothing is known):
+  /// the write starts a new run. Runs on the queue, under the file's lock.
+  ///
+  /// Without this, `withLock` + `save()` in a row made every second `withLock`'s save a
+  /// conflict with the process's own write, and the conflict handed the holders that older
+  /// value (issue 32, defect 7).
+  func runVersion(at current: FileStat?) -> SharedVersion? {
+    state.withLock { state in
+      switch state.disk {
+      case .absent, .present:
+        guard Self.matches(state.disk, current) else { return nil }
+        return state.lineage.latest
+      case .unknown, .corrupt: return nil
+      }
+    }
   }
 
   /// Encodes and writes a job's value over whatever is there, moving undecodable bytes aside

@@ -16,8 +16,9 @@ import TetherSupport
 ///   raw value is `Int` or `String`, and optionals of all of these (`nil` removes the entry):
 ///   swift-sharing's list. An entry missing, or of another type, is the declared default.
 /// - Store: `UserDefaults.standard` unless `store` is given; in an isolated scope (a test's),
-///   the scope's own ephemeral store instead (``SharedStorage/defaults``), so tests never
-///   read or write the user's defaults.
+///   and anywhere in a process running tests, an ephemeral store instead
+///   (``SharedStorage/defaults``), so tests never read or write the user's defaults. A test
+///   that means to use real defaults names the store: `store: UserDefaults(suiteName: …)!`.
 /// - Saves write the entry and `synchronize()` the store, so another process sees it at once
 ///   (on Linux, swift-corelibs-foundation writes the defaults file only then).
 /// - On Linux each save, and each reload after another process's change, holds the defaults
@@ -57,7 +58,7 @@ public struct AppStorageKey<Value: Sendable>: SharedKey, CustomStringConvertible
       // Chosen once, when the key is created, as a file key chooses its files.
       let storage = SharedStorage.current
       defaults = SendableDefaults(storage.defaults)
-      persists = !storage.isIsolated
+      persists = !storage.keepsDefaultsInMemory
     }
   }
 

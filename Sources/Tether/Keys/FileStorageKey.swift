@@ -51,6 +51,10 @@ import Foundation
 ///   save still waiting for its throttle window. `save()` writes unconditionally.
 /// - The kernel releases the lock of a process that dies, so a crash never blocks the others.
 ///
+/// In a process running tests, a key keeps its file in memory unless the test opted into the
+/// disk with `withSharedStorage(.isolated(files: .real))` or `.isolatedSharedState(files:
+/// .real)` (see ``SharedStorage/process``): tests never touch the user's files by default.
+///
 /// Keys for the same file share one reference, however the path is spelled:
 /// `/a/b.json`, `/a//b.json` and `/a/./b.json` are one value.
 public struct FileStorageKey<Value: Sendable>: AtomicSharedKey {
