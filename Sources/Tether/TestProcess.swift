@@ -36,7 +36,9 @@ enum TestProcess {
     {
       return true
     }
-    let xcTestVariables = ["XCTestConfigurationFilePath", "XCTestSessionIdentifier", "XCTestBundlePath"]
+    let xcTestVariables = [
+      "XCTestConfigurationFilePath", "XCTestSessionIdentifier", "XCTestBundlePath",
+    ]
     guard xcTestVariables.contains(where: { environment[$0] != nil }) else { return false }
     return loadedBundlePaths().contains(where: namesTestBundle)
   }

@@ -138,6 +138,30 @@ import TetherTesting
     }
   }
 
+  /// An `update` (which writes unconditionally, under the file's lock) between two mutations
+  /// continues the run of this process's own versions too: the next mutation's save is no
+  /// conflict, and nothing goes backwards.
+  @Test func mutationsAroundAnUpdateAreNoConflict() async throws {
+    let url = directory.file("count.json")
+    try await withSharedStorage(.isolated(files: .real)) {
+      @Shared(.fileStorage(url, throttle: .zero)) var count = 0
+      let emitted = EventLog<Int>()
+      let cancellable = $count.publisher.sink { emitted.append($0) }
+      defer { cancellable.cancel() }
+      for _ in 1...3 {
+        $count.withLock { $0 += 1 }
+        try await $count.update { $0 += 1 }
+      }
+      $count.withLock { $0 += 1 }
+      try await $count.save()
+      #expect($count.saveError == nil)
+      #expect(decodeFile(url, as: Int.self) == 7)
+      try Data("100".utf8).write(to: url, options: .atomic)
+      #expect(await emitted.wait(for: { $0 == 100 }))
+      #expect(emitted.events == [0, 1, 2, 3, 4, 5, 6, 7, 100])
+    }
+  }
+
   @Test func corruptFileSetsLoadErrorKeepsTheDefaultAndPreservesTheBytes() async throws {
     let url = directory.file("settings.json")
     try Data("{\"theme\": tru".utf8).write(to: url)

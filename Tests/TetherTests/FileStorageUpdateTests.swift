@@ -3,8 +3,8 @@ import Streams
 import Synchronization
 import TestSupport
 import Testing
-import TetherTesting
 import TetherSupport
+import TetherTesting
 
 @testable import Tether
 

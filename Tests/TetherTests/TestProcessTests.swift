@@ -28,7 +28,8 @@ import Testing
 
   @Test func swiftTestOnLinuxAndXCTestOnApplePlatformsAreTestProcesses() {
     #expect(isTest(["/p/.build/debug/AppPackageTests.xctest"]))
-    #expect(isTest(["/p/.build/debug/AppPackageTests.xctest", "--testing-library", "swift-testing"]))
+    #expect(
+      isTest(["/p/.build/debug/AppPackageTests.xctest", "--testing-library", "swift-testing"]))
     #expect(isTest(["/Applications/Xcode.app/Contents/Developer/usr/bin/xctest", "/b/A.xctest"]))
     #expect(isTest(["/usr/libexec/swift/pm/swiftpm-testing-helper", "--test-bundle-path", "/b"]))
     #expect(isTest(["/b/A.xctest/Contents/MacOS/A"]))
