@@ -23,6 +23,10 @@ import TetherSupport
 /// inspect those files by URL. A test that needs the disk itself opts into real files with
 /// `.isolatedSharedState(files: .real)` (and uses paths in a temporary directory).
 ///
+/// Without the trait, a process running tests already keeps `.fileStorage` files and
+/// `.appStorage` entries in memory (``Tether/SharedStorage/process``), but all its tests share
+/// them; the trait gives each test its own.
+///
 /// Networked keys created in the test stay off the network: `.etcd` keys live on the scope's
 /// ``InMemoryEtcd``, and `.remoteConfig` keys on a config made outside the test read
 /// ``RemoteConfigTestValues``. Declaring the trait installs these stand-ins for the whole
