@@ -24,7 +24,7 @@ import TetherSupport
 /// `.isolatedSharedState(files: .real)` (and uses paths in a temporary directory).
 ///
 /// Without the trait, a process running tests already keeps `.fileStorage` files and
-/// `.appStorage` entries in memory (``Tether/SharedStorage/process``), but all its tests share
+/// `.appStorage` entries in memory (`SharedStorage.process`), but all its tests share
 /// them; the trait gives each test its own.
 ///
 /// Networked keys created in the test stay off the network: `.etcd` keys live on the scope's
