@@ -89,10 +89,8 @@ final class HTTP1Connection: EventLoopHandler, @unchecked Sendable {
   private var token: UInt64 = 0
 
   // Connecting
-  private var addresses: [SocketAddress] = []
-  private var nextAddress = 0
+  private var connector: TCPConnector?
   private var connectTimer: TimerID?
-  private var connectFailure = "connection refused"
   private var tunnel: ProxyTunnel?
 
   // TLS: the session, and what each direction waits for (a TLS read may need the socket to be
@@ -139,7 +137,8 @@ final class HTTP1Connection: EventLoopHandler, @unchecked Sendable {
   func connect(timeout: Double) {
     guard case .new = state else { return }
     state = .connecting
-    connectTimer = loop.schedule(at: Monotonic.deadline(after: timeout)) { [weak self] in
+    let deadline = Monotonic.deadline(after: timeout)
+    connectTimer = loop.schedule(at: deadline) { [weak self] in
       guard let self else { return }
       switch self.state {
       case .connecting, .tunnelling, .handshaking:
@@ -148,79 +147,20 @@ final class HTTP1Connection: EventLoopHandler, @unchecked Sendable {
         break
       }
     }
-    Resolver.shared.resolve(route.host, port: route.port) { [weak self, loop] result in
-      let connection = self
-      if loop.inLoop {
-        connection?.resolved(result)
-      } else {
-        loop.execute { connection?.resolved(result) }
+    let connector = TCPConnector(loop: loop, route: route)
+    self.connector = connector
+    connector.start(deadline: deadline) { [weak self] result in
+      guard let self, case .connecting = self.state else { return }
+      self.connector = nil
+      switch result {
+      case .success(let connected):
+        self.descriptor = connected
+        self.token = self.loop.register(connected, self)
+        self.connected()
+      case .failure(let error):
+        self.failConnecting(error)
       }
     }
-  }
-
-  private func resolved(_ result: Result<[SocketAddress], HTTPError>) {
-    guard case .connecting = state else { return }
-    switch result {
-    case .success(let list):
-      addresses = list
-      tryNextAddress()
-    case .failure:
-      failConnecting(
-        .unreachable(
-          url: origin,
-          reason: route.host == route.serverName ? "host not found" : "proxy host not found"))
-    }
-  }
-
-  private func tryNextAddress() {
-    while nextAddress < addresses.count {
-      let address = addresses[nextAddress]
-      nextAddress += 1
-      let socketDescriptor = socket(address.family, socketStreamType, 0)
-      guard socketDescriptor >= 0 else {
-        connectFailure = String(cString: strerror(errno))
-        continue
-      }
-      _ = fcntl(socketDescriptor, F_SETFD, FD_CLOEXEC)
-      _ = fcntl(socketDescriptor, F_SETFL, fcntl(socketDescriptor, F_GETFL) | O_NONBLOCK)
-      var one: Int32 = 1
-      _ = setsockopt(
-        socketDescriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one,
-        socklen_t(MemoryLayout<Int32>.size))
-      #if canImport(Darwin)
-      _ = setsockopt(
-        socketDescriptor, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size))
-      #endif
-      let result = address.withSockaddr { Foundation.connect(socketDescriptor, $0, $1) }
-      if result == 0 || errno == EINPROGRESS {
-        descriptor = socketDescriptor
-        token = loop.register(socketDescriptor, self)
-        if result == 0 {
-          connected()
-        } else {
-          updateInterest()
-        }
-        return
-      }
-      connectFailure =
-        errno == ECONNREFUSED ? "connection refused" : String(cString: strerror(errno))
-      closeDescriptor(socketDescriptor)
-    }
-    failConnecting(.unreachable(url: origin, reason: connectFailure))
-  }
-
-  private func connectCompleted() {
-    var error: Int32 = 0
-    var length = socklen_t(MemoryLayout<Int32>.size)
-    getsockopt(descriptor, SOL_SOCKET, SO_ERROR, &error, &length)
-    if error == 0 {
-      connected()
-      return
-    }
-    if error == EINPROGRESS || error == EALREADY { return }
-    connectFailure = error == ECONNREFUSED ? "connection refused" : String(cString: strerror(error))
-    closeSocket()
-    tryNextAddress()
   }
 
   /// TCP is up: open the tunnel, start TLS, or be ready.
@@ -397,8 +337,6 @@ final class HTTP1Connection: EventLoopHandler, @unchecked Sendable {
 
   func handleReadiness(readable: Bool, writable: Bool) {
     switch state {
-    case .connecting:
-      if writable || readable { connectCompleted() }
     case .tunnelling:
       tunnelStep(readable: readable, writable: writable)
     case .handshaking:
@@ -426,7 +364,7 @@ final class HTTP1Connection: EventLoopHandler, @unchecked Sendable {
         guard case .busy = state else { return }
       }
       updateInterest()
-    case .new, .closed:
+    case .new, .connecting, .closed:
       break
     }
   }
@@ -611,8 +549,6 @@ final class HTTP1Connection: EventLoopHandler, @unchecked Sendable {
   private func updateInterest() {
     guard descriptor >= 0 else { return }
     switch state {
-    case .connecting:
-      loop.setInterest(descriptor, token: token, read: false, write: true)
     case .tunnelling:
       loop.setInterest(
         descriptor, token: token, read: true, write: tunnel?.wantsToWrite ?? false)
@@ -629,12 +565,14 @@ final class HTTP1Connection: EventLoopHandler, @unchecked Sendable {
         descriptor, token: token,
         read: (reading && readWaitsFor == .readable) || (writing && writeWaitsFor == .readable),
         write: (writing && writeWaitsFor == .writable) || (reading && readWaitsFor == .writable))
-    case .new, .closed:
+    case .new, .connecting, .closed:
       loop.setInterest(descriptor, token: token, read: false, write: false)
     }
   }
 
   private func closeSocket() {
+    connector?.cancel()
+    connector = nil
     // close_notify and the session's memory first; the descriptor is ours alone to close.
     session?.close()
     session = nil
