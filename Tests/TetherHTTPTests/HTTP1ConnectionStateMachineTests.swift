@@ -108,6 +108,14 @@ import Testing
     #expect(fresh.startExchange(length: 10, quiet: false) == .startExchange)
   }
 
+  @Test func aRequestHandedToAClosedConnectionIsStillAnswered() {
+    // The owner hears of every request it handed over, even one that arrives just after the
+    // connection closed.
+    var machine = idle()
+    _ = machine.strayBytesWhileIdle()
+    #expect(machine.startExchange(length: 10, quiet: true) == .refuseExchange)
+  }
+
   @Test func aReusedConnectionThatEndsBeforeAnyByteIsStale() {
     var machine = reused()
     _ = machine.startExchange(length: 10, quiet: true)
