@@ -1,3 +1,4 @@
+import Dispatch
 import Streams
 import Tether
 import TetherSupport
@@ -14,10 +15,16 @@ import TetherSupport
 /// let context = try TLSContextCache.shared.context(for: .init(trustedCertificates: [caPEM]))
 /// ```
 ///
+/// An async caller (a request) awaits ``context(for:)-(Configuration)async``, which makes a
+/// missing context on ``builder``, a serial queue of its own, and never on Swift's cooperative
+/// pool, whose few threads every task shares, nor on an I/O loop, whose connections it would
+/// stall. One serial queue is enough: a context is made once per configuration, and a second
+/// request for one being made waits for it there and then finds it instead of making another.
+///
 /// Holds at most ``capacity`` configurations; the one used least recently goes first (its
 /// sessions keep it alive until they end). Safe from any thread: the lock is never held while
-/// a context is made, so two threads asking for a new configuration at once may both make
-/// one, and the first stored wins.
+/// a context is made, so two synchronous callers asking for a new configuration at once may
+/// both make one, and the first stored wins.
 final class TLSContextCache: Sendable {
   /// What a ``TLSContext`` is made from.
   struct Configuration: Hashable, Sendable {
@@ -57,6 +64,34 @@ final class TLSContextCache: Sendable {
       if entries.count > capacity { entries.removeFirst() }
       return made
     }
+  }
+
+  /// The context for `configuration`: the one held, at once, or one made on ``builder`` and
+  /// awaited (50–100 ms, reading the system trust store) without holding a thread of the
+  /// cooperative pool.
+  ///
+  /// - Throws: what ``TLSContext/init(trustedCertificates:clientIdentity:library:)`` throws; a
+  ///   failure is not kept.
+  func context(for configuration: Configuration) async throws(TLSFailure) -> TLSContext {
+    if let found = lookUp(configuration) { return found }
+    let made = await withCheckedContinuation {
+      (continuation: CheckedContinuation<Result<TLSContext, TLSFailure>, Never>) in
+      Self.builder.async {
+        continuation.resume(returning: Result { () throws(TLSFailure) in
+          try self.context(for: configuration)
+        })
+      }
+    }
+    return try made.get()
+  }
+
+  /// Where contexts are made for async callers: a serial queue with a name of its own, so a
+  /// thread list or a profile shows the time spent there.
+  static let builder = DispatchQueue(label: "tether.tls-context-builder", qos: .userInitiated)
+
+  /// The context held for `configuration`, if any, without making one.
+  func cachedContext(for configuration: Configuration) -> TLSContext? {
+    lookUp(configuration)
   }
 
   /// How many configurations are held.
