@@ -23,7 +23,8 @@ struct TLSReusedConnectionTests {
     let client = HTTPClient(
       baseURL: nginx.baseURL, timeout: .seconds(10),
       trustedCertificates: [authority.certificatePEM], proxy: .none)
-    let count = ProcessInfo.processInfo.environment["TETHER_REUSED_HTTPS_GETS"].flatMap(Int.init) ?? 20
+    let count =
+      ProcessInfo.processInfo.environment["TETHER_REUSED_HTTPS_GETS"].flatMap(Int.init) ?? 20
     let url = nginx.baseURL.appendingPathComponent("1k.txt")
     for _ in 0..<count {
       let response = try await client.response(for: HTTPRequest(url: url))

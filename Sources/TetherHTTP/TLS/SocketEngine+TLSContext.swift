@@ -13,7 +13,7 @@ extension SocketEngine {
       TLSContextCache.shared.cachedContext(for: tlsConfiguration) == nil
     else { return }
     do throws(TLSFailure) {
-      _ = try await TLSContextCache.shared.context(for: tlsConfiguration)
+      _ = try await TLSContextCache.shared.contextOffThePool(for: tlsConfiguration)
     } catch {
       throw error.httpError(url: HTTPError.redacted(url))
     }

@@ -56,7 +56,7 @@ final class TLSContext: @unchecked Sendable {
   /// checked: one that fails throws, naming the step.
   ///
   /// Reads the system trust store (50–100 ms): build it off Swift's cooperative pool, as
-  /// ``TLSContextCache/context(for:)-(Configuration)async`` does.
+  /// ``TLSContextCache/contextOffThePool(for:)`` does.
   ///
   /// `library` names the OpenSSL to load; tests name one that does not exist.
   init(

@@ -15,7 +15,7 @@ import TetherSupport
 /// let context = try TLSContextCache.shared.context(for: .init(trustedCertificates: [caPEM]))
 /// ```
 ///
-/// An async caller (a request) awaits ``context(for:)-(Configuration)async``, which makes a
+/// An async caller (a request) awaits ``contextOffThePool(for:)``, which makes a
 /// missing context on ``builder``, a serial queue of its own, and never on Swift's cooperative
 /// pool, whose few threads every task shares, nor on an I/O loop, whose connections it would
 /// stall. One serial queue is enough: a context is made once per configuration, and a second
@@ -40,10 +40,19 @@ final class TLSContextCache: Sendable {
   /// How many configurations are kept.
   let capacity: Int
   private let entries = Lock<[(configuration: Configuration, context: TLSContext)]>([])
+  private let make: @Sendable (Configuration) throws(TLSFailure) -> TLSContext
 
-  /// An empty cache that keeps up to `capacity` configurations.
-  init(capacity: Int = 16) {
+  /// An empty cache that keeps up to `capacity` configurations, each made by `make` (a test
+  /// gives one that records where and how often it runs).
+  init(
+    capacity: Int = 16,
+    make: @escaping @Sendable (Configuration) throws(TLSFailure) -> TLSContext = {
+      try TLSContext(
+        trustedCertificates: $0.trustedCertificates, clientIdentity: $0.clientIdentity)
+    }
+  ) {
     self.capacity = max(1, capacity)
+    self.make = make
   }
 
   /// The context for `configuration`, made the first time it is asked for.
@@ -53,9 +62,7 @@ final class TLSContextCache: Sendable {
   ///   not kept, so a corrected configuration is tried afresh.
   func context(for configuration: Configuration) throws(TLSFailure) -> TLSContext {
     if let found = lookUp(configuration) { return found }
-    let made = try TLSContext(
-      trustedCertificates: configuration.trustedCertificates,
-      clientIdentity: configuration.clientIdentity)
+    let made = try make(configuration)
     return entries.withLock { entries -> TLSContext in
       if let index = entries.firstIndex(where: { $0.configuration == configuration }) {
         return entries[index].context
@@ -72,14 +79,15 @@ final class TLSContextCache: Sendable {
   ///
   /// - Throws: what ``TLSContext/init(trustedCertificates:clientIdentity:library:)`` throws; a
   ///   failure is not kept.
-  func context(for configuration: Configuration) async throws(TLSFailure) -> TLSContext {
+  func contextOffThePool(for configuration: Configuration) async throws(TLSFailure) -> TLSContext {
     if let found = lookUp(configuration) { return found }
     let made = await withCheckedContinuation {
       (continuation: CheckedContinuation<Result<TLSContext, TLSFailure>, Never>) in
       Self.builder.async {
-        continuation.resume(returning: Result { () throws(TLSFailure) in
-          try self.context(for: configuration)
-        })
+        continuation.resume(
+          returning: Result { () throws(TLSFailure) in
+            try self.context(for: configuration)
+          })
       }
     }
     return try made.get()
@@ -87,7 +95,14 @@ final class TLSContextCache: Sendable {
 
   /// Where contexts are made for async callers: a serial queue with a name of its own, so a
   /// thread list or a profile shows the time spent there.
-  static let builder = DispatchQueue(label: "tether.tls-context-builder", qos: .userInitiated)
+  static let builder: DispatchQueue = {
+    let queue = DispatchQueue(label: "tether.tls-context-builder", qos: .userInitiated)
+    queue.setSpecific(key: onBuilder, value: true)
+    return queue
+  }()
+
+  /// `true` on ``builder`` (`DispatchQueue.getSpecific(key:)`), `nil` anywhere else.
+  static let onBuilder = DispatchSpecificKey<Bool>()
 
   /// The context held for `configuration`, if any, without making one.
   func cachedContext(for configuration: Configuration) -> TLSContext? {
