@@ -28,8 +28,10 @@ import Darwin
 ///   write, when the socket is ready for what it asked; a read may want a write (and the
 ///   other way round) while TLS updates keys.
 /// - ``read(into:)`` returns at most one TLS record, and the rest of the socket's bytes stay
-///   in the kernel (OpenSSL reads no further ahead), so readiness stays true for them. Bytes
-///   already decrypted do not make the socket readable: see ``bufferedByteCount``.
+///   in the kernel (``SocketBIO`` reads no further ahead), so readiness stays true for them.
+///   Bytes already decrypted do not make the socket readable: see ``bufferedByteCount``.
+/// - Bytes go through ``SocketBIO``: `send` with `MSG_NOSIGNAL` and `recv`, one system call
+///   each, so a peer that has gone fails a write with EPIPE and never raises `SIGPIPE`.
 /// - Right after the handshake a TLS 1.3 server sends session tickets: an idle connection's
 ///   socket turns readable with no HTTP byte for it. A read then returns `.wantRead`, which
 ///   means "still idle", not "closed"; only `.closed`, `.failed` or `.bytes` end an idle
