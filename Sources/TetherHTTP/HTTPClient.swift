@@ -34,7 +34,7 @@ import FoundationNetworking
 ///   negotiated. Each stream (``serverSentEvents(for:)``, ``streamingResponse(for:)``) has a
 ///   connection of its own and a bounded buffer (256 KiB): when its consumer lags, the socket
 ///   is not read and TCP slows the server down.
-/// - TLS: `https` uses the system OpenSSL 3 (`libssl.so.3`, loaded at run time): the system
+/// - TLS: `https` uses the system OpenSSL 3 or 1.1.1 (loaded at run time): the system
 ///   trust store plus `trustedCertificates`, the host name verified, SNI, ALPN `http/1.1`,
 ///   TLS 1.2 or later. A certificate that fails is ``HTTPError/unreachable(url:reason:)``
 ///   whose reason names the cause ("certificate expired", "certificate not trusted …",

@@ -28,8 +28,10 @@ import Darwin
 ///   write, when the socket is ready for what it asked; a read may want a write (and the
 ///   other way round) while TLS updates keys.
 /// - ``read(into:)`` returns at most one TLS record, and the rest of the socket's bytes stay
-///   in the kernel (OpenSSL reads no further ahead), so readiness stays true for them. Bytes
-///   already decrypted do not make the socket readable: see ``bufferedByteCount``.
+///   in the kernel (``SocketBIO`` reads no further ahead), so readiness stays true for them.
+///   Bytes already decrypted do not make the socket readable: see ``bufferedByteCount``.
+/// - Bytes go through ``SocketBIO``: `send` with `MSG_NOSIGNAL` and `recv`, one system call
+///   each, so a peer that has gone fails a write with EPIPE and never raises `SIGPIPE`.
 /// - Right after the handshake a TLS 1.3 server sends session tickets: an idle connection's
 ///   socket turns readable with no HTTP byte for it. A read then returns `.wantRead`, which
 ///   means "still idle", not "closed"; only `.closed`, `.failed` or `.bytes` end an idle
@@ -85,7 +87,10 @@ final class TLSSession {
   /// The host the certificate must be for, without brackets.
   let host: String
   private let library: OpenSSLLibrary
-  private var ssl: OpaquePointer?
+  /// The `SSL`; `nil` once the session failed or closed.
+  private var ssl: SSLConnectionObject?
+  /// The session's bytes to and from the socket (`send` with `MSG_NOSIGNAL`, `recv`).
+  private let transport: SocketBIO
   /// Whether ``handshake()`` has returned `.done`.
   private(set) var isHandshakeDone = false
 
@@ -96,49 +101,47 @@ final class TLSSession {
   ///   (for example one with a NUL) or runs out of memory.
   init(context: TLSContext, descriptor: Int32, host: String) throws(TLSFailure) {
     self.context = context
-    self.library = context.library
+    let library = context.library
+    self.library = library
     self.descriptor = descriptor
     let bare =
       host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
     self.host = bare
     library.errorClear()
-    guard let ssl = library.sslNew(context.context) else {
-      throw TLSFailure.invalidConfiguration(library.takeErrorReason() ?? "SSL_new failed")
-    }
+    let ssl = try SSLConnectionObject.adopt(
+      library.sslNew(context.handle.pointer), library, failing: "SSL_new")
+    transport = try SocketBIO(descriptor: descriptor, library: library)
+    transport.attach(to: ssl)
     self.ssl = ssl
-    guard library.setDescriptor(ssl, descriptor) == 1 else {
-      throw TLSFailure.invalidConfiguration(library.takeErrorReason() ?? "SSL_set_fd failed")
-    }
     if Self.isIPAddress(bare) {
       // RFC 6066: SNI never carries an IP address. The certificate must list the IP.
-      guard bare.withCString({ library.parametersSetIP(library.getParameters(ssl), $0) }) == 1
-      else {
+      guard let parameters = library.getParameters(ssl.pointer) else {
+        throw TLSFailure.invalidConfiguration("the connection has no verification parameters")
+      }
+      let borrowed = OpenSSLBorrowed<VerifyParametersKind>(pointer: parameters)
+      guard bare.withCString({ library.parametersSetIP(borrowed.pointer, $0) }) == 1 else {
         throw TLSFailure.invalidConfiguration("\(bare) is not an IP address OpenSSL accepts")
       }
     } else {
       let named = bare.withCString { name -> Bool in
         // SSL_set_tlsext_host_name, a macro over SSL_ctrl.
         let sni = library.control(
-          ssl, OpenSSLLibrary.controlSetTLSExtensionHostName,
+          ssl.pointer, OpenSSLLibrary.controlSetTLSExtensionHostName,
           OpenSSLLibrary.tlsExtensionNameTypeHostName, UnsafeMutableRawPointer(mutating: name))
-        return sni == 1 && library.setHost(ssl, name) == 1
+        return sni == 1 && library.setHost(ssl.pointer, name) == 1
       }
       guard named else {
         throw TLSFailure.invalidConfiguration("\(bare) is not a host name OpenSSL accepts")
       }
       library.setHostFlags(
-        ssl,
+        ssl.pointer,
         OpenSSLLibrary.checkFlagNoPartialWildcards | OpenSSLLibrary.checkFlagNeverCheckSubject)
     }
     // ALPN's wire format: each protocol name preceded by its length.
     let alpn: [UInt8] = [8] + Array("http/1.1".utf8)
-    guard library.setALPNProtocols(ssl, alpn, UInt32(alpn.count)) == 0 else {
+    guard library.setALPNProtocols(ssl.pointer, alpn, UInt32(alpn.count)) == 0 else {
       throw TLSFailure.invalidConfiguration("ALPN cannot be set")
     }
-  }
-
-  deinit {
-    if let ssl { library.sslFree(ssl) }
   }
 
   /// The protocol the server chose with ALPN (`"http/1.1"`), or `nil` if it chose none
@@ -147,7 +150,7 @@ final class TLSSession {
     guard let ssl else { return nil }
     var data: UnsafePointer<UInt8>?
     var length: UInt32 = 0
-    library.getSelectedALPN(ssl, &data, &length)
+    library.getSelectedALPN(ssl.pointer, &data, &length)
     guard let data, length > 0 else { return nil }
     return String(decoding: UnsafeBufferPointer(start: data, count: Int(length)), as: UTF8.self)
   }
@@ -157,7 +160,7 @@ final class TLSSession {
   /// reading while this is above zero must read again without waiting for readiness.
   var bufferedByteCount: Int {
     guard let ssl else { return 0 }
-    return Int(library.pending(ssl))
+    return Int(library.pending(ssl.pointer))
   }
 
   /// Takes the handshake as far as the socket allows; `.done` once the server's
@@ -167,6 +170,10 @@ final class TLSSession {
     if isHandshakeDone { return .done }
     switch call(ssl, { library.connect($0) }) {
     case .done:
+      if let failure = verifiedPeerFailure(ssl) {
+        free()
+        return .failed(failure)
+      }
       isHandshakeDone = true
       return .done
     case .wantRead: return .wantRead
@@ -187,6 +194,12 @@ final class TLSSession {
     case .wantRead: return .wantRead
     case .wantWrite: return .wantWrite
     case .failed(OpenSSLLibrary.sslErrorZeroReturn): return .closed
+    case .failed(OpenSSLLibrary.sslErrorSyscall)
+    where transport.reachedEnd && transport.lastError == 0:
+      // OpenSSL 1.1's report of a TCP close without close_notify (3 reports it as a close,
+      // with SSL_OP_IGNORE_UNEXPECTED_EOF); HTTP's framing tells a truncated answer.
+      library.errorClear()
+      return .closed
     case .failed(let code):
       let failure = connectionFailure(code: code)
       free()
@@ -221,18 +234,34 @@ final class TLSSession {
   }
 
   /// Runs one `SSL_connect`, `SSL_read` or `SSL_write` the way OpenSSL asks: the thread's
-  /// error queue emptied and `errno` reset first (`SSL_get_error` reads both), `SIGPIPE`
-  /// masked, and a result that is not positive classified by `SSL_get_error`.
-  private func call(_ ssl: OpaquePointer, _ body: (OpaquePointer) -> Int32) -> CallOutcome {
+  /// error queue emptied first (`SSL_get_error` reads it), the session's socket BIO named for
+  /// the thread, and a result that is not positive classified by `SSL_get_error`.
+  private func call(
+    _ ssl: SSLConnectionObject, _ body: (OpaquePointer) -> Int32
+  ) -> CallOutcome {
     library.errorClear()
-    errno = 0
-    let result = SIGPIPEGuard.run { body(ssl) }
+    let result = transport.run { body(ssl.pointer) }
     if result > 0 { return .done(result) }
-    switch library.getError(ssl, result) {
+    switch library.getError(ssl.pointer, result) {
     case OpenSSLLibrary.sslErrorWantRead: return .wantRead
     case OpenSSLLibrary.sslErrorWantWrite: return .wantWrite
     case let code: return .failed(code)
     }
+  }
+
+  /// After a handshake OpenSSL called done: the failure if the server presented no
+  /// certificate or it did not verify (`SSL_VERIFY_PEER` already refuses both; this checks
+  /// OpenSSL's word rather than trusting it).
+  private func verifiedPeerFailure(_ ssl: SSLConnectionObject) -> TLSFailure? {
+    let peer = library.peerCertificate(ssl.pointer)
+    guard let peer else { return .handshakeFailed("the server presented no certificate") }
+    _ = try? CertificateObject.adopt(peer, library, failing: "SSL_get1_peer_certificate")
+    let verification = library.getVerifyResult(ssl.pointer)
+    guard verification == OpenSSLLibrary.verificationOK else {
+      return TLSFailure.verification(
+        verification, description: library.verifyErrorDescription(verification))
+    }
+    return nil
   }
 
   /// Sends close_notify if the socket takes it at once (it never waits for the server's)
@@ -242,7 +271,9 @@ final class TLSSession {
     guard let ssl else { return }
     if isHandshakeDone {
       library.errorClear()
-      _ = SIGPIPEGuard.run { library.shutdown(ssl) }
+      // Best effort, never waited for: 1 or 0 (close_notify sent) and -1 (the socket would
+      // block or the peer has gone) all end the same way, with the session freed.
+      _ = transport.run { library.shutdown(ssl.pointer) }
       library.errorClear()
     }
     free()
@@ -250,17 +281,16 @@ final class TLSSession {
 
   // MARK: - Private
 
+  /// Frees the `SSL` (and the socket BIO it owns).
   private func free() {
-    guard let ssl else { return }
-    library.sslFree(ssl)
-    self.ssl = nil
+    ssl = nil
   }
 
   private func handshakeFailure(code: Int32) -> TLSFailure {
-    let systemError = errno
+    let systemError = transport.lastError
     let reason = library.takeErrorReason()
     if let ssl {
-      let verification = library.getVerifyResult(ssl)
+      let verification = library.getVerifyResult(ssl.pointer)
       if let failure = TLSFailure.verification(
         verification, description: library.verifyErrorDescription(verification))
       {
@@ -277,7 +307,7 @@ final class TLSSession {
   }
 
   private func connectionFailure(code: Int32) -> TLSFailure {
-    let systemError = errno
+    let systemError = transport.lastError
     return .connectionFailed(
       library.takeErrorReason() ?? Self.describe(code: code, errno: systemError))
   }

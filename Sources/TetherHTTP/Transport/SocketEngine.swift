@@ -142,6 +142,7 @@ final class SocketEngine: Transport {
   func perform(
     _ request: HTTPRequest, limit: Int, timeout: Double
   ) async throws(HTTPError) -> RawHTTPResponse {
+    try await prepareTLSContext(for: request.url)
     let destination = try destination(for: request.url)
     let lane = destination.pools.lane()
     let pool = lane.pool
@@ -166,6 +167,7 @@ final class SocketEngine: Transport {
   func stream(
     _ request: HTTPRequest, headTimeout: Double, idleTimeout: Double, highWater: Int
   ) async throws(HTTPError) -> StreamedResponse {
+    try await prepareTLSContext(for: request.url)
     let exchange = StreamExchange(
       loop: group.nextLoop(), request: request, route: try route(for: request.url),
       headTimeout: headTimeout, idleTimeout: idleTimeout)
