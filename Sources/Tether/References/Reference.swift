@@ -106,6 +106,11 @@ final class Reference<Value: Sendable>: MutableReference {
   // nonisolated(unsafe): written and read only by the thread in `gate` while it holds `state`'s
   // lock.
   @usableFromInline nonisolated(unsafe) var snapshot: Value?
+  /// Where the running body's `inout` value lives (inside `state`'s lock), so a derived value
+  /// read from inside the body sees the value as changed so far.
+  // nonisolated(unsafe): written by the thread in `gate` while it holds `state`'s lock, and
+  // read only by that thread while its body runs.
+  @usableFromInline nonisolated(unsafe) var bodyValue: UnsafeMutablePointer<Value>?
   /// `==` if `Value` is `Equatable` at run time (then unchanged values are not re-announced).
   @usableFromInline let isEqual: RuntimeEquality<Value>?
   /// The Observation registrar and what reads pass it, made by the first read (see
