@@ -87,4 +87,26 @@ struct DerivedReadInsideWithLockTests {
     #expect(issue.line == line)
     #expect(syncUps.wrappedValue.first?.title == "Design")  // the nested change is discarded
   }
+
+  @Test func aReadOfTheValueInsideItsOwnWithLockIsReportedAtThatWithLocksLine() throws {
+    let issues = TetherIssueRecorder()
+    let count = issues.record { Shared(wrappedValue: 1, .inMemory("located-read")) }
+    let name = issues.record { Shared(wrappedValue: "a", .inMemory("located-read-string")) }
+    var seen: (Int, String)?
+    let countLine = #line + 1
+    count.withLock { value in
+      value += 1
+      seen = (count.wrappedValue, "")
+    }
+    let nameLine = #line + 1
+    name.withLock { value in
+      value += "b"
+      seen?.1 = name.wrappedValue
+      _ = name.isLoading
+    }
+    #expect(seen?.0 == 1)  // the value before the body started
+    #expect(seen?.1 == "a")
+    #expect(issues.issues.map(\.line) == [countLine, nameLine, nameLine])
+    #expect(issues.issues.allSatisfy { $0.fileID == #fileID })
+  }
 }

@@ -23,7 +23,7 @@ extension Reference {
   var valueForDerived: Value {
     guard isInsideOwnBody else { return value }
     observation { $0.registrar.access($0.subject, keyPath: $0.valuePath) }
-    return bodyValue!.pointee
+    return valueAddress!.pointee
   }
 
   /// `nestedRead()`, specialized for `Value` in the caller and never inlined: every way out
@@ -38,7 +38,7 @@ extension Reference {
     reportIssue(
       "\(name) was read inside its own withLock; the read returns the value as it was before "
         + "the body started. Read and change the value through the body's inout argument "
-        + "instead.", observer: issueObserver)
+        + "instead.", observer: issueObserver, fileID: bodyFileID, line: bodyLine)
     return valueBeforeBody()
   }
 
@@ -60,7 +60,8 @@ extension Reference {
   func reportNestedAccess<T>(_ property: String, returning empty: T) -> T {
     reportIssue(
       "\(property) of \(name) was read inside its own withLock and answers \(empty as Any); "
-        + "read it after the body returns.", observer: issueObserver)
+        + "read it after the body returns.", observer: issueObserver, fileID: bodyFileID,
+      line: bodyLine)
     return empty
   }
 

@@ -44,11 +44,10 @@ extension Reference {
       // critical section that first set it.
       let skipsLock = gate.load(ordering: .relaxed)
       gate.store(thread | skipsLock, ordering: .relaxed)
+      bodyFileID = fileID
+      bodyLine = line
       do throws(E) {
-        result = try withUnsafeMutablePointer(to: &state.value) { value throws(E) -> R in
-          bodyValue = value
-          return try body(&value.pointee)
-        }
+        result = try body(&state.value)
       } catch {
         gate.store(skipsLock, ordering: .releasing)
         state.value = valueBeforeBodyEnds()
