@@ -104,8 +104,9 @@ final class Reference<Value: Sendable>: MutableReference {
   /// The value as it was before the running body started (for values that are not word-sized;
   /// `word` keeps theirs), so a nested read or a throwing body has it.
   // nonisolated(unsafe): written and read only by the thread in `gate` while it holds `state`'s
-  // lock.
-  @usableFromInline nonisolated(unsafe) var snapshot: Value?
+  // lock. @exclusivity(unchecked): that lock already makes every access exclusive; the dynamic
+  // check Swift adds to a class's `var` costs two runtime calls per body (the same below).
+  @usableFromInline @exclusivity(unchecked) nonisolated(unsafe) var snapshot: Value?
   /// Where the value lives inside `state`'s lock, so a derived value read from inside a running
   /// body sees the value as the body changed it so far. Taken once, in `init`: `Mutex` keeps
   /// its state at a fixed address inside this object (its storage is raw layout, never
@@ -117,8 +118,8 @@ final class Reference<Value: Sendable>: MutableReference {
   /// of the value from inside the body is reported at the user's line.
   // nonisolated(unsafe): written and read only by the thread in `gate` while it holds `state`'s
   // lock.
-  @usableFromInline nonisolated(unsafe) var bodyFileID: StaticString?
-  @usableFromInline nonisolated(unsafe) var bodyLine: UInt?
+  @usableFromInline @exclusivity(unchecked) nonisolated(unsafe) var bodyFileID: StaticString?
+  @usableFromInline @exclusivity(unchecked) nonisolated(unsafe) var bodyLine: UInt?
   /// `==` if `Value` is `Equatable` at run time (then unchanged values are not re-announced).
   @usableFromInline let isEqual: RuntimeEquality<Value>?
   /// The Observation registrar and what reads pass it, made by the first read (see
