@@ -12,7 +12,7 @@ import Streams
 /// ```
 ///
 /// Reading ``wrappedValue`` takes a lock (none for plain-data values of at most 8 bytes, which
-/// are read from one atomic word) and never waits for I/O. ``withLock(_:)`` mutates
+/// are read from one atomic word) and never waits for I/O. ``withLock(_:fileID:line:)`` mutates
 /// atomically across every holder; afterwards, if the value changed, observers are notified
 /// and the key is asked to save, outside the lock and in mutation order. Reads register with
 /// the Observation framework, so an `@Observable` model that holds an
@@ -107,7 +107,7 @@ public struct Shared<Value: Sendable>: Sendable {
     self.init(reference: UnwrappedReference(base.reference, initial: initial))
   }
 
-  /// The current value. Read-only: mutate with ``withLock(_:)``.
+  /// The current value. Read-only: mutate with ``withLock(_:fileID:line:)``.
   ///
   /// Assigning (`model.count += 1`) does not compile: a read followed by a write would lose
   /// concurrent changes, so the compiler points at `withLock`.
@@ -145,17 +145,25 @@ public struct Shared<Value: Sendable>: Sendable {
   /// values' locks from inside it. After it returns, if the value changed (always for values
   /// that are not `Equatable`), observers are notified and the key is asked to save with
   /// `.didSet`. Neither happens under the lock, and saves reach the key in mutation order.
+  ///
+  /// Calling `withLock` on the same value from inside `body` is a misuse: it is reported at
+  /// `fileID` and `line` (the caller's, by default), and the inner body runs on a copy.
   @discardableResult
   @inlinable
-  public func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
+  public func withLock<R, E: Error>(
+    _ body: (inout Value) throws(E) -> R, fileID: StaticString = #fileID, line: UInt = #line
+  ) throws(E) -> R {
     guard let root, !holder.isRekeyed else {
-      if holder.isRekeyed, let current = holder.currentRoot { return try current.withLock(body) }
-      return try derivedWithLock(body)
+      if holder.isRekeyed, let current = holder.currentRoot {
+        return try current.withLock(body, fileID: fileID, line: line)
+      }
+      return try derivedWithLock(body, fileID: fileID, line: line)
     }
     var outcome: Result<R, E>?
     root._withUnsafeGuaranteedRef { reference in
       do throws(E) {
-        outcome = .success(try reference.withLock(body))
+        outcome = .success(
+          try reference.withLock(body, save: reference.savesToKey, fileID: fileID, line: line))
       } catch {
         outcome = .failure(error)
       }
@@ -164,8 +172,10 @@ public struct Shared<Value: Sendable>: Sendable {
   }
 
   @usableFromInline
-  func derivedWithLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
-    try holder.withLock(body)
+  func derivedWithLock<R, E: Error>(
+    _ body: (inout Value) throws(E) -> R, fileID: StaticString, line: UInt
+  ) throws(E) -> R {
+    try holder.withLock(body, fileID: fileID, line: line)
   }
 
   /// Applies `body` to the latest *stored* value atomically with respect to every other
@@ -177,7 +187,7 @@ public struct Shared<Value: Sendable>: Sendable {
   ///
   /// The stored result becomes this value (holders and observers see it; it is not saved
   /// again). A key opts in by conforming to ``AtomicSharedKey``: `.inMemory` does (it is
-  /// ``withLock(_:)``), `.fileStorage` holds a lock on the file across read, transform and
+  /// ``withLock(_:fileID:line:)``), `.fileStorage` holds a lock on the file across read, transform and
   /// write. For any other key `update` is `withLock` followed by ``save()``: atomic among the
   /// holders in this process only, not against other processes writing the same storage.
   ///

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Synchronization
 import TetherSupport
 
 /// Runs closures on one actor in the order they were handed in: at once when handed in on the
@@ -11,11 +12,14 @@ import TetherSupport
 /// values in the order the publisher sent them. Only the main actor is recognised as "already
 /// there" (Swift has no public, non-trapping check for other actors): a closure isolated to
 /// another actor always runs in a task on it. After `cancel()` nothing queued runs.
+///
+/// The order is kept by the package's one drainer, `OrderedDelivery`: whoever delivers (a task
+/// on the actor, or a main-actor caller running its own action at once) then runs whatever was
+/// queued meanwhile, a whole batch per lock round trip.
 final class ActorQueue: Sendable {
-  /// What is waiting, and whether a task is draining it.
+  /// What is waiting.
   private struct State: Sendable {
-    var pending: [@Sendable () -> Void] = []
-    var draining = false
+    var pending = DeliveryQueue<@Sendable () -> Void>()
     var cancelled = false
   }
 
@@ -28,6 +32,10 @@ final class ActorQueue: Sendable {
   let actor: any Actor
   private let isMainActor: Bool
   private let state = Lock(State())
+  /// Who runs the actions: set while a task on the actor (or a main-actor caller) runs them.
+  private let delivery = OrderedDelivery()
+  /// Set by `cancel()`: the batch being run stops at its next action.
+  private let cancelled = Atomic<Bool>(false)
 
   /// The queue for closures isolated to `isolation` (`nil` when they have no actor): `other`
   /// when it serves that actor, so the closures of one subscription run in the order their
@@ -50,16 +58,18 @@ final class ActorQueue: Sendable {
     let onActor = isMainActor && ActorQueue.isOnMainActor
     let decision = state.withLock { state -> Decision in
       if state.cancelled { return .dropped }
-      if onActor && !state.draining && state.pending.isEmpty { return .runNow }
-      state.pending.append(action)
-      if state.draining { return .queued }
-      state.draining = true
-      return .queuedAndStartDrain
+      if onActor {
+        return delivery.claim(orQueue: action, in: &state.pending) ? .runNow : .queued
+      }
+      return delivery.enqueue(action, in: &state.pending) ? .queuedAndStartDrain : .queued
     }
     switch decision {
     case .runNow:
       // Checks (and traps on) the assumption that the main thread is the main actor's.
-      MainActor.assumeIsolated { action() }
+      MainActor.assumeIsolated {
+        action()
+        drain()
+      }
     case .queuedAndStartDrain:
       startDrain()
     case .queued, .dropped:
@@ -69,9 +79,10 @@ final class ActorQueue: Sendable {
 
   /// Drops everything queued; nothing handed in afterwards runs.
   func cancel() {
+    cancelled.store(true, ordering: .releasing)
     let dropped = state.withLock { state in
       state.cancelled = true
-      defer { state.pending = [] }
+      defer { state.pending.removeAll() }
       return state.pending
     }
     _ = dropped  // released here, outside the lock: a closure's captures may run a deinit
@@ -102,20 +113,15 @@ final class ActorQueue: Sendable {
     queue.drain()
   }
 
-  /// Runs the queued actions, one at a time, until none is left; called on the actor.
+  /// Runs the queued actions in order, a batch at a time, until none is left; called on the
+  /// actor by the deliverer.
   private func drain() {
-    while let action = next() {
-      action()
-    }
-  }
-
-  private func next() -> (@Sendable () -> Void)? {
-    state.withLock { state in
-      guard !state.cancelled, !state.pending.isEmpty else {
-        state.draining = false
-        return nil
-      }
-      return state.pending.removeFirst()
-    }
+    delivery.drain(
+      take: { batch in
+        state.withLock { state in delivery.take(from: &state.pending, into: &batch) ? () : nil }
+      },
+      deliver: { action, _ in
+        if !cancelled.load(ordering: .acquiring) { action() }
+      })
   }
 }

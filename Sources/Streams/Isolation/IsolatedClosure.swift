@@ -21,13 +21,17 @@ struct IsolatedClosure<Input>: Sendable {
     // closure's isolation (and `MainActor.assumeIsolated` bitcasts away `@MainActor`). `body`
     // is called only where `isolation` says: directly when it is `nil`, otherwise through an
     // `ActorQueue` on that actor.
-    body = unsafeBitCast(closure, to: (@Sendable (Input) -> Void).self)
+    //
+    // The cast goes through one-field structs: a function value handed to the generic
+    // `unsafeBitCast` directly is re-abstracted on the way in and again on the way out, two
+    // thunks that every delivered value then calls through.
+    body = unsafeBitCast(IsolatedFunction(call: closure), to: PlainFunction<Input>.self).call
   }
 
   /// The same for a closure without a parameter (`handleEvents`' `receiveCancel`).
   init(_ closure: @escaping @Sendable @isolated(any) () -> Void) where Input == Void {
     isolation = closure.isolation
-    let call = unsafeBitCast(closure, to: (@Sendable () -> Void).self)  // as above
+    let call = unsafeBitCast(closure, to: (@Sendable () -> Void).self)  // as above (called once)
     body = { _ in call() }
   }
 
@@ -43,4 +47,15 @@ struct IsolatedClosure<Input>: Sendable {
       queue.run { body(input) }
     }
   }
+}
+
+/// An `@isolated(any)` function as a struct's only field, so that `unsafeBitCast` moves it
+/// without re-abstracting it (see `IsolatedClosure.init`).
+private struct IsolatedFunction<Input> {
+  let call: @Sendable @isolated(any) (Input) -> Void
+}
+
+/// The same function seen as a synchronous one.
+private struct PlainFunction<Input> {
+  let call: @Sendable (Input) -> Void
 }

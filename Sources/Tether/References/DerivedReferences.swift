@@ -11,6 +11,7 @@ protocol DerivedReference: ReaderReference {
 
 extension DerivedReference {
   var root: AnyObject { parent.root }
+  var valueForDerived: Value { value }
   var isLoading: Bool { parent.isLoading }
   var loadError: (any Error)? { parent.loadError }
 
@@ -74,14 +75,16 @@ final class KeyPathReference<Parent: Sendable, Value: Sendable>: MutableDerivedR
     self.path = SendableKeyPath(keyPath: keyPath)
   }
 
-  var value: Value { parent.value[keyPath: keyPath] }
-  func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
+  var value: Value { parent.valueForDerived[keyPath: keyPath] }
+  func withLock<R, E: Error>(
+    _ body: (inout Value) throws(E) -> R, fileID: StaticString?, line: UInt?
+  ) throws(E) -> R {
     guard let mutableParent, let writable = keyPath as? WritableKeyPath<Parent, Value> else {
       preconditionFailure("a read-only member cannot be mutated")  // unreachable: no API
     }
-    return try mutableParent.withLock { (parentValue: inout Parent) throws(E) -> R in
-      try body(&parentValue[keyPath: writable])
-    }
+    return try mutableParent.withLock(
+      { (parentValue: inout Parent) throws(E) -> R in try body(&parentValue[keyPath: writable]) },
+      fileID: fileID, line: line)
   }
 
   func update<R: Sendable>(_ body: @Sendable (inout Value) throws -> R) async throws -> R {
@@ -120,29 +123,32 @@ final class UnwrappedReference<Value: Sendable>: MutableDerivedReference {
   }
 
   var value: Value {
-    if let value = parent.value {
+    if let value = parent.valueForDerived {
       lastValue.withLock { $0 = value }
       return value
     }
     return lastValue.withLock { $0 }
   }
 
-  func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
+  func withLock<R, E: Error>(
+    _ body: (inout Value) throws(E) -> R, fileID: StaticString?, line: UInt?
+  ) throws(E) -> R {
     guard let mutableParent else { preconditionFailure("a read-only value cannot be mutated") }
     let fallback = lastValue.withLock { $0 }
     var updated: Value?
-    let result = try mutableParent.withLock { (optional: inout Value?) throws(E) -> R in
-      guard var wrapped = optional else {
-        var copy = fallback
-        defer { updated = copy }
-        return try body(&copy)
-      }
-      defer {
-        optional = wrapped
-        updated = wrapped
-      }
-      return try body(&wrapped)
-    }
+    let result = try mutableParent.withLock(
+      { (optional: inout Value?) throws(E) -> R in
+        guard var wrapped = optional else {
+          var copy = fallback
+          defer { updated = copy }
+          return try body(&copy)
+        }
+        defer {
+          optional = wrapped
+          updated = wrapped
+        }
+        return try body(&wrapped)
+      }, fileID: fileID, line: line)
     if let updated { lastValue.withLock { $0 = updated } }
     return result
   }
@@ -179,7 +185,7 @@ final class ComputedReference<Parent: Sendable, Value: Sendable>: DerivedReferen
     self.transform = transform
   }
 
-  var value: Value { transform(parent.value) }
+  var value: Value { transform(parent.valueForDerived) }
 
   func addListener(_ receive: @escaping @Sendable (Value) -> Void) -> ListenerToken {
     addListener(deriving: transform, receive)

@@ -110,6 +110,7 @@ final class Holder<Value: Sendable>: MutableReference {
 
   var root: AnyObject { target.reader.root }
   var value: Value { target.reader.value }
+  var valueForDerived: Value { target.reader.valueForDerived }
 
   /// Whether the current reference is loading, or a `load(_:)` is waiting for its key. Reads
   /// the reference's first, so Observation tracks it; a re-key announces through it.
@@ -144,8 +145,10 @@ final class Holder<Value: Sendable>: MutableReference {
 
   func save() async throws { try await writer.save() }
 
-  func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
-    try writer.withLock(body)
+  func withLock<R, E: Error>(
+    _ body: (inout Value) throws(E) -> R, fileID: StaticString?, line: UInt?
+  ) throws(E) -> R {
+    try writer.withLock(body, fileID: fileID, line: line)
   }
 
   func update<R: Sendable>(_ body: @Sendable (inout Value) throws -> R) async throws -> R {

@@ -17,6 +17,15 @@ extension Reference {
     return snapshot!
   }
 
+  /// The value as a derived value reads it: inside this thread's own `withLock` body, the
+  /// value as the body changed it so far, with no report (a member read while its parent
+  /// changes, as swift-sharing answers it); else `value`.
+  var valueForDerived: Value {
+    guard isInsideOwnBody else { return value }
+    observation { $0.registrar.access($0.subject, keyPath: $0.valuePath) }
+    return valueAddress!.pointee
+  }
+
   /// `nestedRead()`, specialized for `Value` in the caller and never inlined: every way out
   /// of the inlined `value` then returns in registers, where a generic call's result goes
   /// through memory on every read.
@@ -29,19 +38,21 @@ extension Reference {
     reportIssue(
       "\(name) was read inside its own withLock; the read returns the value as it was before "
         + "the body started. Read and change the value through the body's inout argument "
-        + "instead.", observer: issueObserver)
+        + "instead.", observer: issueObserver, fileID: bodyFileID, line: bodyLine)
     return valueBeforeBody()
   }
 
   /// A `withLock` from inside the value's own `withLock`: reported; `body` runs on a copy of
   /// the value as it was before the outer body started, and its changes are discarded.
   @usableFromInline
-  func nestedWithLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
+  func nestedWithLock<R, E: Error>(
+    _ body: (inout Value) throws(E) -> R, fileID: StaticString?, line: UInt?
+  ) throws(E) -> R {
     reportIssue(
       "withLock on \(name) was called inside its own withLock; the inner body ran on a copy "
         + "of the value as it was before the outer body started, and its changes are "
         + "discarded. Change the value through the outer body's inout argument instead.",
-      observer: issueObserver)
+      observer: issueObserver, fileID: fileID, line: line)
     var copy = valueBeforeBody()
     return try body(&copy)
   }
@@ -49,7 +60,8 @@ extension Reference {
   func reportNestedAccess<T>(_ property: String, returning empty: T) -> T {
     reportIssue(
       "\(property) of \(name) was read inside its own withLock and answers \(empty as Any); "
-        + "read it after the body returns.", observer: issueObserver)
+        + "read it after the body returns.", observer: issueObserver, fileID: bodyFileID,
+      line: bodyLine)
     return empty
   }
 

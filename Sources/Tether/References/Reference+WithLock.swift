@@ -8,6 +8,13 @@ extension Reference {
     try withLock(body, save: savesToKey)
   }
 
+  @inlinable @inline(__always)
+  func withLock<R, E: Error>(
+    _ body: (inout Value) throws(E) -> R, fileID: StaticString?, line: UInt?
+  ) throws(E) -> R {
+    try withLock(body, save: savesToKey, fileID: fileID, line: line)
+  }
+
   /// `withLock`, asking the key to save the change only if `save` (the fallback of `update`
   /// saves explicitly instead).
   ///
@@ -18,11 +25,16 @@ extension Reference {
   /// Always inlined, so the caller's body closure is inlined with it: no indirect call and no
   /// closure context on the stack (this halves `core.withlock`; the slow paths stay out of
   /// line).
+  ///
+  /// `fileID` and `line` locate the caller's code in the report of a nested `withLock`.
   @inlinable @inline(__always)
-  func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R, save: Bool) throws(E) -> R {
+  func withLock<R, E: Error>(
+    _ body: (inout Value) throws(E) -> R, save: Bool, fileID: StaticString? = nil,
+    line: UInt? = nil
+  ) throws(E) -> R {
     let thread = ThreadIdentity.current
     if gate.load(ordering: .relaxed) & ~ReadGate.skipsLock == thread {
-      return try nestedWithLock(body)
+      return try nestedWithLock(body, fileID: fileID, line: line)
     }
     var result: R?
     let (observable, drain) = try state.withLock { state throws(E) -> (Bool, DrainStart?) in
@@ -32,6 +44,8 @@ extension Reference {
       // critical section that first set it.
       let skipsLock = gate.load(ordering: .relaxed)
       gate.store(thread | skipsLock, ordering: .relaxed)
+      bodyFileID = fileID
+      bodyLine = line
       do throws(E) {
         result = try body(&state.value)
       } catch {

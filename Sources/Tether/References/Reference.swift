@@ -104,8 +104,22 @@ final class Reference<Value: Sendable>: MutableReference {
   /// The value as it was before the running body started (for values that are not word-sized;
   /// `word` keeps theirs), so a nested read or a throwing body has it.
   // nonisolated(unsafe): written and read only by the thread in `gate` while it holds `state`'s
+  // lock. @exclusivity(unchecked): that lock already makes every access exclusive; the dynamic
+  // check Swift adds to a class's `var` costs two runtime calls per body (the same below).
+  @usableFromInline @exclusivity(unchecked) nonisolated(unsafe) var snapshot: Value?
+  /// Where the value lives inside `state`'s lock, so a derived value read from inside a running
+  /// body sees the value as the body changed it so far. Taken once, in `init`: `Mutex` keeps
+  /// its state at a fixed address inside this object (its storage is raw layout, never
+  /// moved), and `withLock` hands its body that very address, so the hot path stores nothing.
+  // nonisolated(unsafe): set once in `init`, before the reference is shared; the memory it
+  // points to is read only by the thread in `gate`, while it holds `state`'s lock.
+  nonisolated(unsafe) var valueAddress: UnsafeMutablePointer<Value>?
+  /// Where the running body's `withLock` was called (when its caller said), so that a read
+  /// of the value from inside the body is reported at the user's line.
+  // nonisolated(unsafe): written and read only by the thread in `gate` while it holds `state`'s
   // lock.
-  @usableFromInline nonisolated(unsafe) var snapshot: Value?
+  @usableFromInline @exclusivity(unchecked) nonisolated(unsafe) var bodyFileID: StaticString?
+  @usableFromInline @exclusivity(unchecked) nonisolated(unsafe) var bodyLine: UInt?
   /// `==` if `Value` is `Equatable` at run time (then unchanged values are not re-announced).
   @usableFromInline let isEqual: RuntimeEquality<Value>?
   /// The Observation registrar and what reads pass it, made by the first read (see
@@ -130,6 +144,9 @@ final class Reference<Value: Sendable>: MutableReference {
     self.updatesInPlace = self.livesInReference || writer == nil
     self.isEqual = runtimeEquality(Value.self)
     self.extras = ReferenceExtras.make(recorder: IssueReporting.recorder, unregister: unregister)
+    valueAddress = self.state.withLock { state in
+      withUnsafeMutablePointer(to: &state.value) { $0 }
+    }
   }
 
   deinit {

@@ -9,6 +9,9 @@ protocol ReaderReference<Value>: AnyObject, Sendable {
 
   /// The current value. Registers an Observation access; takes one lock; never does I/O.
   var value: Value { get }
+  /// What a value derived from this one reads: `value`, except inside a running `withLock`
+  /// body of the root on this thread, where it is the value as the body changed it so far.
+  var valueForDerived: Value { get }
   /// Whether the key is loading.
   var isLoading: Bool { get }
   /// The error of the latest load or external update, if it failed.
@@ -55,11 +58,21 @@ protocol MutableReference<Value>: ReaderReference {
   /// The error of the latest save, if it failed.
   var saveError: (any Error)? { get }
   /// Runs `body` on the value under the root reference's lock, then notifies and saves.
-  func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R
+  /// A nested `withLock` on the same value is reported at `fileID` and `line` when given.
+  func withLock<R, E: Error>(
+    _ body: (inout Value) throws(E) -> R, fileID: StaticString?, line: UInt?
+  ) throws(E) -> R
   /// Saves the current value at once and waits for the key.
   func save() async throws
   /// Applies `body` atomically where the value is stored and makes the result the value.
   func update<R: Sendable>(_ body: @Sendable (inout Value) throws -> R) async throws -> R
+}
+
+extension MutableReference {
+  /// `withLock` without a caller's location for reports.
+  func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
+    try withLock(body, fileID: nil, line: nil)
+  }
 }
 
 /// One registered change listener of a root reference.
