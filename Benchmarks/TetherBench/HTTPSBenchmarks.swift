@@ -14,9 +14,10 @@ import FoundationNetworking
 import Glibc
 #endif
 
-/// The `https.*` scenario and its URLSession baseline: the same 1 KB JSON GET against one real
-/// nginx over TLS (certificates made by this run), on one kept-alive connection each. None
-/// when nginx, openssl or libssl.so.3 is missing (a note says so).
+/// The `https.*` scenarios and their URLSession baselines: the same 1 KB JSON GET against one
+/// real nginx over TLS (certificates made by this run), one at a time on one kept-alive
+/// connection, and 32 in flight. None when nginx, openssl or libssl.so.3 is missing (a note
+/// says so).
 func httpsBenchmarks() -> [Benchmark] {
   if let missing = HTTPSBench.missing {
     FileHandle.standardError.write(
@@ -55,15 +56,50 @@ func httpsBenchmarks() -> [Benchmark] {
         }
         return (Double(elapsed.nanoseconds) / Double(n), sum)
       }))
+  if HTTPSBench.workerCanTrustTheAuthority {
+    rows.append(
+      Benchmark(
+        "baseline.urlsession-https-concurrent-32",
+        note: "bare URLSession data tasks over TLS, 32 in flight, ns per completed request "
+          + "(a worker process)",
+        custom: { try await HTTPSBench.urlSessionSample(inFlight: 32) }))
+  }
+  rows.append(
+    Benchmark(
+      "https.concurrent-32",
+      baseline: HTTPSBench.workerCanTrustTheAuthority
+        ? "baseline.urlsession-https-concurrent-32" : nil,
+      note: "GETs over TLS through HTTPClient, 32 in flight, ns per completed request; "
+        + "target <= 0.12x",
+      custom: {
+        let fixture = try await HTTPSBench.fixture.value
+        let client = HTTPClient(
+          baseURL: fixture.nginx.baseURL,
+          trustedCertificates: [fixture.authority.certificatePEM], proxy: .none)
+        _ = try await client.send(HTTPSBench.items)
+        let n = HTTPSBench.concurrentOperations
+        var sum: UInt64 = 0
+        let elapsed = try await ContinuousClock().measure {
+          sum = try await HTTPSBench.inFlight(32, total: n) {
+            UInt64(try await client.send(HTTPSBench.items).count)
+          }
+        }
+        return (Double(elapsed.nanoseconds) / Double(n), sum)
+      }))
   return rows
 }
 
 /// The URLSession side of `baseline.urlsession-https-get-1k`, run as
 /// `tether-bench --urlsession-https-worker URL COUNT`: `COUNT` GETs of `URL` on one session,
 /// then one line, the nanoseconds per GET and a checksum. Returns the exit status.
+///
+/// With a third argument, `WIDTH`, the GETs run `WIDTH` at a time and the line gives the
+/// nanoseconds per completed GET.
 func runURLSessionHTTPSWorker(_ arguments: [String]) async -> Int32 {
-  guard arguments.count == 2, let url = URL(string: arguments[0]), let n = Int(arguments[1])
+  guard arguments.count == 2 || arguments.count == 3, let url = URL(string: arguments[0]),
+    let n = Int(arguments[1])
   else { return 2 }
+  let width = arguments.count == 3 ? Int(arguments[2]) ?? 1 : 1
   let session = URLSession(configuration: .ephemeral)
   defer { session.invalidateAndCancel() }
   let request = URLRequest(url: url)
@@ -73,6 +109,13 @@ func runURLSessionHTTPSWorker(_ arguments: [String]) async -> Int32 {
     let clock = ContinuousClock()
     var sum: UInt64 = 0
     let elapsed = try await clock.measure {
+      if width > 1 {
+        sum = try await HTTPSBench.inFlight(width, total: n) {
+          let data = try await HTTPSBench.data(session, request)
+          return UInt64(try JSONDecoder().decode([HTTPSBench.Item].self, from: data).count)
+        }
+        return
+      }
       for _ in 0..<n {
         let data = try await HTTPSBench.data(session, request)
         sum &+= UInt64(try JSONDecoder().decode([HTTPSBench.Item].self, from: data).count)
@@ -158,6 +201,30 @@ private enum HTTPSBench {
   /// Each scenario sample makes a new client (new connection and handshake) and then
   /// sends `operations` GETs; the worker does the same with a new session.
   static var operations: Int { options.quick ? 30 : 300 }
+  /// The GETs of one `https.concurrent-32` sample (and its worker's).
+  static var concurrentOperations: Int { options.quick ? 128 : 1280 }
+
+  /// Runs `total` calls of `operation`, `width` at a time; returns the sum of their results.
+  static func inFlight(
+    _ width: Int, total: Int, _ operation: @escaping @Sendable () async throws -> UInt64
+  ) async throws -> UInt64 {
+    try await withThrowingTaskGroup(of: UInt64.self) { group in
+      var started = 0
+      var sum: UInt64 = 0
+      while started < min(width, total) {
+        group.addTask(operation: operation)
+        started += 1
+      }
+      while let value = try await group.next() {
+        sum &+= value
+        if started < total {
+          group.addTask(operation: operation)
+          started += 1
+        }
+      }
+      return sum
+    }
+  }
 
   /// One sample of the URLSession baseline, from a worker process.
   ///
@@ -166,13 +233,16 @@ private enum HTTPSBench {
   /// that), so the worker runs in a mount namespace of its own where that path shows the
   /// bundle with this run's authority: the machine's trust store is never touched. That
   /// needs `unshare -m` (root); without it the row fails and says so.
-  static func urlSessionSample() async throws -> (sample: Double, checksum: UInt64) {
+  ///
+  /// `width`: GETs at a time (then `concurrentOperations` of them), else one at a time.
+  static func urlSessionSample(inFlight width: Int = 1) async throws -> (Double, UInt64) {
     let fixture = try await fixture.value
     let bench = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().path
     let system = "/etc/ssl/certs/ca-certificates.crt"
+    let count = width > 1 ? "\(concurrentOperations) \(width)" : "\(operations)"
     let script =
       "mount --bind '\(fixture.bundle.path)' \(system) && exec '\(bench)' "
-      + "--urlsession-https-worker '\(fixture.url.absoluteString)' \(operations)"
+      + "--urlsession-https-worker '\(fixture.url.absoluteString)' \(count)"
     let result = await onDedicatedThread { () -> Result<String, HTTPSBenchError> in
       let process = Process()
       process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
