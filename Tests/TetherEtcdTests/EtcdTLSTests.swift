@@ -137,6 +137,30 @@ struct EtcdTLSTests {
     }
   }
 
+  // Guards: a refusal is decided by the failure's type, not its words, and never retried by
+  // the connection pool's connect back-off nor by the cluster's fail-over: one connection per
+  // refusal (counted by a TCP relay in front of the member).
+  @Test func aRefusedCertificateCostsOneConnection() async throws {
+    let etcd = try await EtcdServer.start(
+      tls: .init(
+        certificate: authority.serverAndClient, clientCertificateAuthority: authority.authority))
+    defer { etcd.stop() }
+    let memberPort = try #require(etcd.secureClientURLs.first?.port)
+    for trusted in [[], [authority.certificatePEM]] {
+      let relay = try HostileServer { connection in
+        try connection.relay(toLoopbackPort: UInt16(memberPort), first: Data())
+      }
+      defer { relay.stop() }
+      let cluster = EtcdCluster(
+        endpoints: [URL(string: "https://127.0.0.1:\(relay.port)")!], timeout: .seconds(5),
+        trustedCertificates: trusted)
+      let (error, elapsed) = await failedLoad(cluster)
+      #expect(error.contains("certificate"), "\(error)")
+      #expect(elapsed < .seconds(1), "the refusal took \(elapsed)")
+      #expect(relay.connectionCount <= 2, "\(relay.connectionCount) connections")
+    }
+  }
+
   // Guards: an encrypted client key made OpenSSL prompt for its passphrase on the terminal
   // (or stdout, reading stdin), and the call hung past its timeout.
   @Test func anEncryptedClientKeyWithoutItsPassphraseFailsAtOnce() async throws {

@@ -92,7 +92,8 @@ import Testing
   @Test func anAttemptsOwnTimeoutIsNeverUnderOneSecondNorOverTheConnectTimeout() {
     let many = (1...50).map { SocketAddress.numeric("192.0.2.\($0)", port: 80)![0] }
     #expect(resolved(many).0.attemptTimeout == .seconds(1))
-    #expect(resolved([v4a, v4b], timeout: .milliseconds(300)).0.attemptTimeout == .milliseconds(300))
+    #expect(
+      resolved([v4a, v4b], timeout: .milliseconds(300)).0.attemptTimeout == .milliseconds(300))
   }
 
   @Test func noAddressFailsAsHostNotFound() {

@@ -20,24 +20,23 @@ import Glibc
     SocketAddress.numeric("127.0.0.1", port: Int(port))![0]
   }
 
-  /// Connects to `name` through `resolver`; the result and how long it took.
+  private let route = ConnectionRoute.to(URL(string: "http://name.test/")!, proxy: nil, tls: nil)
+
+  /// Connects to `name.test` through `resolver`; the result and how long it took.
   private func connect(
     resolver: Resolver, connectTimeout: Double
-  ) async throws -> (Result<Int32, HappyEyeballsStateMachine.Failure>, Duration) {
+  ) async throws -> (Result<Int32, HTTPError>, Duration) {
     let loop = try #require(EventLoopGroup.shared).nextLoop()
     let holder = ConnectorHolder()
     let clock = ContinuousClock()
     let start = clock.now
     let result = await withCheckedContinuation { continuation in
       loop.execute {
-        let connector = TCPConnector(
-          loop: loop, host: "name.test", port: 80, connectTimeout: connectTimeout,
-          resolver: resolver
-        ) { result in
+        let connector = TCPConnector(loop: loop, route: route, resolver: resolver)
+        holder.connector = connector
+        connector.start(deadline: Monotonic.deadline(after: connectTimeout)) { result in
           continuation.resume(returning: result)
         }
-        holder.connector = connector
-        connector.start()
       }
     }
     return (result, clock.now - start)
@@ -66,7 +65,7 @@ import Glibc
     let closed = try Blackhole.closedPort()
     let resolver = fixedResolver([loopback(closed), loopback(closed)])
     let (result, elapsed) = try await connect(resolver: resolver, connectTimeout: 10)
-    #expect(throws: HappyEyeballsStateMachine.Failure.unreachable("connection refused")) {
+    #expect(throws: HTTPError.unreachable(url: "http://name.test", reason: "connection refused")) {
       try result.get()
     }
     #expect(elapsed < .seconds(2))
@@ -78,7 +77,8 @@ import Glibc
     let resolver = fixedResolver([loopback(blackhole.port), loopback(closed)])
     // Two addresses share 2 s: the black-holed one is given up after 1 s, not 2 s.
     let (result, elapsed) = try await connect(resolver: resolver, connectTimeout: 2)
-    #expect(throws: HappyEyeballsStateMachine.Failure.unreachable("connection timed out")) {
+    #expect(throws: HTTPError.unreachable(url: "http://name.test", reason: "connection timed out"))
+    {
       try result.get()
     }
     #expect(elapsed >= .milliseconds(900) && elapsed < .milliseconds(1900), "\(elapsed)")
@@ -89,7 +89,9 @@ import Glibc
       .failure(.unreachable(url: host, reason: "host not found"))
     }
     let (result, _) = try await connect(resolver: resolver, connectTimeout: 1)
-    #expect(throws: HappyEyeballsStateMachine.Failure.hostNotFound) { try result.get() }
+    #expect(throws: HTTPError.unreachable(url: "http://name.test", reason: "host not found")) {
+      try result.get()
+    }
   }
 }
 

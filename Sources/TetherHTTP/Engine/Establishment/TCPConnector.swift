@@ -9,55 +9,71 @@ import Musl
 import Darwin
 #endif
 
-/// Resolves a host and connects a TCP socket to it: the small, dumb driver of
-/// ``HappyEyeballsStateMachine``. Each attempt is a non-blocking socket registered with the
-/// connector's ``EventLoop``; timers are the loop's. What comes next on the socket (a proxy
-/// tunnel, the TLS handshake) is the connection's business.
+/// Opens the TCP connection of a route's first hop (the origin, or the proxy): resolves the
+/// host, then connects with Happy Eyeballs. This is the connection's one seam with
+/// establishment: ``HTTP1Connection`` starts it, arms its own timer over the whole of
+/// establishment (connect, tunnel, handshake), and takes over the descriptor it reports.
 ///
-/// It reports once through `completion`, on the loop: the connected descriptor (non-blocking,
-/// close-on-exec, `TCP_NODELAY`, no longer registered with the loop; the caller owns it), or
-/// the failure. After ``cancel()`` it reports nothing and every socket it opened is closed.
+/// It is the small, dumb driver of ``HappyEyeballsStateMachine``: each attempt is a
+/// non-blocking socket registered with the loop; timers are the loop's.
 ///
-/// Confined to its loop: ``start()`` and ``cancel()`` are called on the loop's thread.
+/// ```swift
+/// let connector = TCPConnector(loop: loop, route: route)
+/// connector.start(deadline: deadline) { result in
+///   switch result {
+///   case .success(let descriptor): // connected, non-blocking, not registered with the loop
+///   case .failure(let error): // .unreachable naming the route's origin
+///   }
+/// }
+/// ```
+///
+/// `completion` runs on the loop, at most once, and never after ``cancel()``, which closes
+/// every socket the connector opened. Confined to its loop: every method is called on the
+/// loop's thread.
 final class TCPConnector: @unchecked Sendable {
   // @unchecked Sendable: every mutable property is touched only on `loop`'s thread; the one
   // hop from another thread (the resolver's answer) goes through `loop.execute`.
-  typealias Completion = (Result<Int32, HappyEyeballsStateMachine.Failure>) -> Void
+  typealias Completion = (Result<Int32, HTTPError>) -> Void
 
   let loop: EventLoop
-  let host: String
-  let port: Int
+  let route: ConnectionRoute
   private let resolver: Resolver
-  private var machine: HappyEyeballsStateMachine
+  private let attemptDelay: Duration
+  private var machine = HappyEyeballsStateMachine(connectTimeout: .zero)
   private var completion: Completion?
   private var attempts: [Int: ConnectAttempt] = [:]
   private var timers: [HappyEyeballsStateMachine.Timer: TimerID] = [:]
 
+  /// A connector for `route`'s first hop; `resolver` finds its addresses (a test passes one
+  /// with a fixed answer).
   init(
-    loop: EventLoop, host: String, port: Int, connectTimeout: Double,
-    attemptDelay: Duration = HappyEyeballsStateMachine.defaultAttemptDelay,
-    resolver: Resolver = .shared, completion: @escaping Completion
+    loop: EventLoop, route: ConnectionRoute, resolver: Resolver = .shared,
+    attemptDelay: Duration = HappyEyeballsStateMachine.defaultAttemptDelay
   ) {
     self.loop = loop
-    self.host = host
-    self.port = port
+    self.route = route
     self.resolver = resolver
-    self.completion = completion
-    let timeout = connectTimeout.isFinite ? max(0, min(connectTimeout, 1e9)) : 1e9
-    machine = HappyEyeballsStateMachine(
-      connectTimeout: .milliseconds(Int64(timeout * 1000)), attemptDelay: attemptDelay)
+    self.attemptDelay = attemptDelay
   }
 
   deinit {
     for attempt in attempts.values { attempt.close() }
   }
 
-  /// Resolves and connects.
-  func start() {
+  /// Resolves and connects; `completion` gets the connected descriptor or the reason none
+  /// connected. `deadline` (monotonic nanoseconds) is when the caller gives up: the caller's
+  /// own timer enforces it and calls ``cancel()``; each address but the last gets a share of
+  /// the time until then.
+  func start(deadline: UInt64, completion: @escaping Completion) {
+    let now = Monotonic.now
+    let left = deadline > now ? deadline - now : 0
+    machine = HappyEyeballsStateMachine(
+      connectTimeout: .nanoseconds(Int64(clamping: left)), attemptDelay: attemptDelay)
+    self.completion = completion
     perform(machine.start())
   }
 
-  /// Gives up: closes every attempt and reports nothing.
+  /// Stops connecting and closes every socket in progress; the completion is not called.
   func cancel() {
     completion = nil
     perform(machine.cancel())
@@ -69,7 +85,7 @@ final class TCPConnector: @unchecked Sendable {
     for action in actions {
       switch action {
       case .resolve:
-        resolver.resolve(host, port: port) { [weak self, loop] result in
+        resolver.resolve(route.host, port: route.port) { [weak self, loop] result in
           let addresses = try? result.get()
           let connector = self
           if loop.inLoop {
@@ -96,8 +112,11 @@ final class TCPConnector: @unchecked Sendable {
         guard let attempt = attempts.removeValue(forKey: id) else { continue }
         let descriptor = attempt.release()
         report(.success(descriptor))
-      case .fail(let failure):
-        report(.failure(failure))
+      case .fail(.hostNotFound):
+        let reason = route.host == route.serverName ? "host not found" : "proxy host not found"
+        report(.failure(.unreachable(url: route.origin, reason: reason)))
+      case .fail(.unreachable(let reason)):
+        report(.failure(.unreachable(url: route.origin, reason: reason)))
       }
     }
   }
@@ -106,7 +125,7 @@ final class TCPConnector: @unchecked Sendable {
     perform(machine.resolved(addresses))
   }
 
-  private func report(_ result: Result<Int32, HappyEyeballsStateMachine.Failure>) {
+  private func report(_ result: Result<Int32, HTTPError>) {
     for timer in timers.values { loop.cancel(timer) }
     timers = [:]
     guard let completion else {
