@@ -34,7 +34,15 @@ import Glibc
       loop.execute {
         let connector = TCPConnector(loop: loop, route: route, resolver: resolver)
         holder.connector = connector
-        connector.start(deadline: Monotonic.deadline(after: connectTimeout)) { result in
+        let deadline = Monotonic.deadline(after: connectTimeout)
+        // The owner's connect timer, as the connection arms it: it cancels the connector.
+        let timer = loop.schedule(at: deadline) {
+          connector.cancel()
+          continuation.resume(
+            returning: Result<Int32, HTTPError>.failure(.timedOut(url: "", after: connectTimeout)))
+        }
+        connector.start(deadline: deadline) { result in
+          loop.cancel(timer)
           continuation.resume(returning: result)
         }
       }

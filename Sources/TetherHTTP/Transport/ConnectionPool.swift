@@ -116,7 +116,9 @@ final class ConnectionPool: HTTP1ConnectionOwner, @unchecked Sendable {
 
   func connectionFailed(_ connection: HTTP1Connection, _ error: HTTPError) {
     connections[connection.id] = nil
-    perform(machine.connectionFailed(connection.id, error))
+    // A refusal (a certificate refused, say) would repeat on every attempt: typed, never
+    // retried; anything else backs off and connects again while requests wait.
+    perform(machine.connectionFailed(connection.id, error, retryable: connection.refusal == nil))
   }
 
   func exchangeFinished(_ connection: HTTP1Connection, reusable: Bool) {

@@ -1,19 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
-/// Opening a `CONNECT` tunnel through an HTTP proxy on a connected, non-blocking socket: the
-/// request is written as the socket takes it, and the proxy's answer head is read; a 2xx opens
+/// Opening a `CONNECT` tunnel through an HTTP proxy over a connected stream: the request is
+/// written as the stream takes it, and the proxy's answer head is read; a 2xx opens
 /// the tunnel, anything else is a reason the connection fails with.
 ///
 /// ```swift
 /// var tunnel = ProxyTunnel(request: route.tunnelRequest!)
 /// // On readiness:
-/// switch tunnel.step(descriptor, readable: readable, writable: writable, buffer: buffer) {
+/// switch tunnel.step(stream, readable: readable, writable: writable, buffer: buffer) {
 /// case .pending: setInterest(read: true, write: tunnel.wantsToWrite)
 /// case .open: // start TLS with the origin
 /// case .failed(let reason): fail(reason)
@@ -46,30 +38,30 @@ struct ProxyTunnel {
   /// Whether part of the request is still to be written.
   var wantsToWrite: Bool { written < request.count }
 
-  /// Writes what the socket takes when `writable`, reads the answer when `readable`.
+  /// Writes what the stream takes when `writable`, reads the answer when `readable`.
   mutating func step(
-    _ descriptor: Int32, readable: Bool, writable: Bool, buffer: UnsafeMutableRawBufferPointer
+    _ stream: any ByteStream, readable: Bool, writable: Bool,
+    buffer: UnsafeMutableRawBufferPointer
   ) -> Outcome {
     if writable {
       while written < request.count {
-        let count = request.withUnsafeBytes {
-          send(descriptor, $0.baseAddress! + written, request.count - written, sendNoSignal)
+        let result = request.withUnsafeBytes {
+          stream.write(UnsafeRawBufferPointer(rebasing: $0[written...]))
         }
-        if count > 0 {
-          written += count
-        } else if count < 0, errno == EINTR {
-          continue
-        } else if count < 0, errno == EAGAIN || errno == EWOULDBLOCK {
+        guard case .wrote(let count) = result else {
+          if case .failed = result { return .failed("the proxy closed the connection") }
           break
-        } else {
-          return .failed("the proxy closed the connection")
         }
+        written += count
       }
     }
     guard readable else { return .pending }
-    let count = recv(descriptor, buffer.baseAddress, buffer.count, 0)
-    if count < 0, errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { return .pending }
-    guard count > 0 else { return .failed("the proxy closed the connection during CONNECT") }
+    let count: Int
+    switch stream.read(into: buffer) {
+    case .bytes(let read): count = read
+    case .wantRead, .wantWrite: return .pending
+    case .closed, .failed: return .failed("the proxy closed the connection during CONNECT")
+    }
     let events: [HTTP1ResponseParser.Event]
     do throws(HTTP1ResponseParser.Failure) {
       events = try parser.feed(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
