@@ -36,8 +36,7 @@ final class HTTP1Connection: EventLoopHandler, @unchecked Sendable {
   private var connectTimer: TimerID?
   private var tunnel: ProxyTunnel?
   private var handshaking: TLSByteStream?
-  /// Why establishment failed when TLS refused it in a way every attempt would repeat (see
-  /// ``TLSFailure/isRefusal``): the pool never retries such a connect.
+  /// The handshake's failure if every attempt would repeat it: the pool never retries those.
   private(set) var refusal: TLSFailure?
 
   // The exchange in progress: what the machine does not need to decide anything.
@@ -234,7 +233,6 @@ final class HTTP1Connection: EventLoopHandler, @unchecked Sendable {
       stream = secure
       handshaking = secure
     } catch {
-      refusal = error.isRefusal ? error : nil
       perform(machine.establishmentFailed(error.httpError(url: origin)))
       return
     }
