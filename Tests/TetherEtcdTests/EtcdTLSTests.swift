@@ -2,7 +2,8 @@ import Foundation
 import TestSupport
 import Testing
 import Tether
-import TetherEtcd
+
+@testable import TetherEtcd
 
 #if canImport(Glibc)
 import Glibc
@@ -134,6 +135,37 @@ struct EtcdTLSTests {
       let (error, elapsed) = await failedLoad(cluster)
       #expect(error.contains("certificate"), "\(error)")
       #expect(elapsed < .seconds(2), "the refusal took \(elapsed), retried until the timeout")
+    }
+  }
+
+  // Guards: a refusal is decided by the failure's type, not its words, and never retried by
+  // the connection pool's connect back-off nor by the cluster's fail-over: one connection per
+  // refusal (counted by a TCP relay in front of the member).
+  @Test func aRefusedCertificateCostsOneConnection() async throws {
+    let etcd = try await EtcdServer.start(
+      tls: .init(
+        certificate: authority.serverAndClient, clientCertificateAuthority: authority.authority))
+    defer { etcd.stop() }
+    let memberPort = try #require(etcd.secureClientURLs.first?.port)
+    for trusted in [[], [authority.certificatePEM]] {
+      let relay = try HostileServer { connection in
+        try connection.relay(toLoopbackPort: UInt16(memberPort), first: Data())
+      }
+      defer { relay.stop() }
+      let cluster = EtcdCluster(
+        endpoints: [URL(string: "https://127.0.0.1:\(relay.port)")!], timeout: .seconds(5),
+        trustedCertificates: trusted)
+      // One read, without a key (whose watch stream would open a connection of its own).
+      let clock = ContinuousClock()
+      let start = clock.now
+      do {
+        _ = try await cluster.range(Data(uniqueKey().utf8))
+        Issue.record("a refused member answered")
+      } catch {
+        #expect("\(error)".contains("certificate"), "\(error)")
+      }
+      #expect(clock.now - start < .seconds(1), "the refusal took \(clock.now - start)")
+      #expect(relay.connectionCount <= 2, "\(relay.connectionCount) connections")
     }
   }
 

@@ -41,13 +41,69 @@ import Testing
     #expect(pool.connectionEstablished(1) == [.execute(2, on: 1)])
   }
 
-  @Test func aFailedConnectFailsTheOldestWaiterAndRetriesForTheRest() {
-    var pool = Machine(maximumConnections: 1)
+  @Test func aFailedConnectBacksOffAndConnectsAgainWhileRequestsWait() {
+    var pool = Machine(maximumConnections: 1, maximumConnectRetries: 3)
     _ = pool.requestQueued(1, idempotent: true)
     _ = pool.requestQueued(2, idempotent: true)
-    #expect(pool.connectionFailed(0, refused) == [.fail(1, refused), .connect(1)])
-    #expect(pool.connectionFailed(1, refused) == [.fail(2, refused)])
+    // No waiter fails: the slot waits its back-off (it still counts against the cap), then
+    // connects again, its failures counted.
+    #expect(pool.connectionFailed(0, refused) == [.startBackoffTimer(0, failures: 1)])
+    #expect(pool.connectionCount == 1 && pool.waitingCount == 2)
+    #expect(pool.requestQueued(3, idempotent: true) == [])
+    #expect(pool.backoffElapsed(0) == [.connect(1)])
+    #expect(pool.connectionFailed(1, refused) == [.startBackoffTimer(1, failures: 2)])
+    #expect(pool.backoffElapsed(1) == [.connect(2)])
+    // The server is back: the waiters run, oldest first.
+    #expect(pool.connectionEstablished(2) == [.execute(1, on: 2)])
+    #expect(pool.exchangeFinished(2, reusable: true) == [.execute(2, on: 2)])
+  }
+
+  @Test func whenTheRetriesRunOutEveryWaiterFailsWithTheConnectError() {
+    var pool = Machine(maximumConnections: 2, maximumConnectRetries: 1)
+    _ = pool.requestQueued(1, idempotent: true)
+    _ = pool.requestQueued(2, idempotent: false)
+    #expect(pool.connectionFailed(0, refused) == [.startBackoffTimer(0, failures: 1)])
+    #expect(pool.backoffElapsed(0) == [.connect(2)])
+    #expect(pool.connectionFailed(2, refused) == [.fail(1, refused), .fail(2, refused)])
+    // The other slot, connecting for a waiter that is gone, parks idle if it comes up.
+    #expect(pool.connectionEstablished(1) == [.startIdleTimer(1)])
+  }
+
+  @Test func aRefusalThatWouldRepeatIsNeverRetried() {
+    var pool = Machine(maximumConnections: 1, maximumConnectRetries: 3)
+    let refusal = HTTPError.unreachable(url: "https://h", reason: "certificate expired")
+    _ = pool.requestQueued(1, idempotent: true)
+    _ = pool.requestQueued(2, idempotent: true)
+    #expect(
+      pool.connectionFailed(0, refusal, retryable: false) == [
+        .fail(1, refusal), .fail(2, refusal),
+      ])
     #expect(pool.isEmpty)
+  }
+
+  @Test func aWaiterWhoseDeadlinePassesWhileConnectsFailGetsTheConnectError() {
+    var pool = Machine(maximumConnections: 1)
+    _ = pool.requestQueued(1, idempotent: true)
+    _ = pool.connectionFailed(0, refused)
+    let timeout = HTTPError.timedOut(url: "http://h/a", after: 1)
+    #expect(pool.requestAbandoned(1, timeout) == [.fail(1, refused)])
+    // Its back-off ends with no one waiting: nothing connects.
+    #expect(pool.backoffElapsed(0) == [])
+    #expect(pool.isEmpty)
+    // Once a connection comes up, a timeout is a timeout again.
+    _ = pool.requestQueued(2, idempotent: true)
+    _ = pool.connectionEstablished(1)
+    _ = pool.requestQueued(3, idempotent: true)
+    #expect(pool.requestAbandoned(3, timeout) == [.fail(3, timeout)])
+  }
+
+  @Test func aSlotBackingOffIsForgottenAtShutDown() {
+    var pool = Machine(maximumConnections: 1)
+    _ = pool.requestQueued(1, idempotent: true)
+    _ = pool.connectionFailed(0, refused)
+    #expect(pool.shutDown() == [.fail(1, .cancelled)])
+    #expect(pool.isEmpty && pool.connectionCount == 0)
+    #expect(pool.backoffElapsed(0) == [])
   }
 
   @Test func aDeadKeptAliveConnectionResendsAnIdempotentRequestOnce() {
@@ -137,7 +193,7 @@ import Testing
     var model = PoolModel()
     for _ in 0..<400 {
       let actions: [Machine.Action]
-      switch random.next() % 10 {
+      switch random.next() % 11 {
       case 0, 1:
         let id = model.nextRequest
         model.nextRequest += 1
@@ -169,6 +225,10 @@ import Testing
       case 7:
         guard let id = model.idle.randomElement(using: &random) else { continue }
         actions = random.next() % 2 == 0 ? pool.idleTimeoutFired(id) : pool.connectionClosed(id)
+      case 9:
+        guard let id = model.backingOff.randomElement(using: &random) else { continue }
+        model.backingOff.remove(id)
+        actions = pool.backoffElapsed(id)
       case 8:
         guard let (connection, _) = model.busy.randomElement(using: &random) else { continue }
         model.busy[connection] = nil
@@ -183,7 +243,10 @@ import Testing
       model.apply(actions)
       #expect(pool.connectionCount <= cap, "seed \(seed): more connections than the cap")
       #expect(model.answeredTwice.isEmpty, "seed \(seed): answered twice \(model.answeredTwice)")
-      #expect(pool.connectionCount == model.connecting.count + model.busy.count + model.idle.count)
+      #expect(
+        pool.connectionCount
+          == model.connecting.count + model.busy.count + model.idle.count
+          + model.backingOff.count)
     }
     // Drain: bring every connection up and every exchange to its end.
     var rounds = 0
@@ -196,6 +259,9 @@ import Testing
         model.busy[connection] = nil
         model.answer(request)
         model.apply(pool.exchangeFinished(connection, reusable: true))
+      } else if let id = model.backingOff.first {
+        model.backingOff.remove(id)
+        model.apply(pool.backoffElapsed(id))
       } else {
         break
       }
@@ -215,6 +281,7 @@ private struct PoolModel {
   var connecting: Set<Int> = []
   var busy: [Int: Int] = [:]
   var idle: Set<Int> = []
+  var backingOff: Set<Int> = []
 
   mutating func apply(_ actions: [ConnectionPoolStateMachine.Action]) {
     for action in actions {
@@ -234,6 +301,8 @@ private struct PoolModel {
         idle.insert(connection)
       case .cancelIdleTimer(let connection):
         idle.remove(connection)
+      case .startBackoffTimer(let connection, _):
+        backingOff.insert(connection)
       }
     }
   }

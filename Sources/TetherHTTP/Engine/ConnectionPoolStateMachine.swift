@@ -10,7 +10,12 @@
 ///   its connection reports `exchangeFinished` or `exchangeFailed`) or failed (`fail`);
 /// - the newest idle connection is reused first, so the older ones reach their idle timeout;
 /// - a request whose kept-alive connection turned out dead before any answer byte is sent
-///   again once on a new connection, if it is idempotent (RFC 9110 §9.2.2); any other fails.
+///   again once on a new connection, if it is idempotent (RFC 9110 §9.2.2); any other fails;
+/// - a connection that could not be opened is tried again after a back-off, up to
+///   `maximumConnectRetries` times, while requests wait (each within its own deadline, which
+///   then fails it with the connect error); the slot it holds still counts against the cap.
+///   Only then, or at once for a refusal that would repeat (a certificate refused), do the
+///   waiting requests fail with the error: another attempt would fail the same way.
 struct ConnectionPoolStateMachine {
   typealias ConnectionID = Int
   typealias RequestID = Int
@@ -32,12 +37,25 @@ struct ConnectionPoolStateMachine {
     case startIdleTimer(ConnectionID)
     /// Stop the connection's idle timer.
     case cancelIdleTimer(ConnectionID)
+    /// The connection's connect failed for the `failures`-th time in a row: wait the back-off
+    /// for that many failures, then report `backoffElapsed`.
+    case startBackoffTimer(ConnectionID, failures: Int)
   }
 
   private enum Connection: Equatable {
-    case connecting
+    /// Opening; `failures` earlier connects of this slot failed in a row.
+    case connecting(failures: Int)
+    /// Waiting before the slot connects again, after `failures` failed connects in a row.
+    case backingOff(failures: Int)
     case busy(RequestID)
     case idle
+
+    var isPending: Bool {
+      switch self {
+      case .connecting, .backingOff: true
+      case .busy, .idle: false
+      }
+    }
   }
 
   private struct Waiter: Equatable {
@@ -48,6 +66,8 @@ struct ConnectionPoolStateMachine {
   }
 
   let maximumConnections: Int
+  /// How many times a failed connect is tried again before the waiters fail.
+  let maximumConnectRetries: Int
   private var connections: [ConnectionID: Connection] = [:]
   /// Idle connections, the most recently used last.
   private var idle: [ConnectionID] = []
@@ -57,14 +77,18 @@ struct ConnectionPoolStateMachine {
   private var running: [RequestID: (connection: ConnectionID, waiter: Waiter)] = [:]
   private var nextConnectionID: ConnectionID = 0
   private var isShutDown = false
+  /// The error of the last failed connect, until a connection comes up: what a waiter whose
+  /// deadline passes while the pool backs off fails with.
+  private var lastConnectError: HTTPError?
 
-  init(maximumConnections: Int) {
+  init(maximumConnections: Int, maximumConnectRetries: Int = 3) {
     self.maximumConnections = max(1, maximumConnections)
+    self.maximumConnectRetries = max(0, maximumConnectRetries)
   }
 
   // MARK: - What tests and invariants look at
 
-  /// Connections open or opening.
+  /// Connections open or opening, and slots backing off before they connect again.
   var connectionCount: Int { connections.count }
   /// Requests waiting for a connection.
   var waitingCount: Int { queue.count }
@@ -88,10 +112,12 @@ struct ConnectionPoolStateMachine {
     return openConnectionsForWaiters()
   }
 
-  /// The request was cancelled or its deadline passed; `error` says which.
+  /// The request was cancelled or its deadline passed; `error` says which. A waiter whose
+  /// deadline passed while connects failed fails with the connect's error, which says more.
   mutating func requestAbandoned(_ id: RequestID, _ error: HTTPError) -> [Action] {
     if let index = queue.firstIndex(where: { $0.id == id }) {
       queue.remove(at: index)
+      if case .timedOut = error, let lastConnectError { return [.fail(id, lastConnectError)] }
       return [.fail(id, error)]
     }
     if let (connection, _) = running[id] {
@@ -102,7 +128,8 @@ struct ConnectionPoolStateMachine {
 
   /// A connection is up.
   mutating func connectionEstablished(_ connection: ConnectionID) -> [Action] {
-    guard connections[connection] == .connecting else { return [] }
+    guard case .connecting = connections[connection] else { return [] }
+    lastConnectError = nil
     if isShutDown {
       connections[connection] = nil
       return [.close(connection)]
@@ -110,16 +137,32 @@ struct ConnectionPoolStateMachine {
     return serveOrPark(connection)
   }
 
-  /// A connection could not be opened: the oldest waiter gets the error (it is the one this
-  /// connection was opened for, in order), and the others stay queued.
-  mutating func connectionFailed(_ connection: ConnectionID, _ error: HTTPError) -> [Action] {
-    guard connections[connection] == .connecting else { return [] }
-    connections[connection] = nil
-    var actions: [Action] = []
-    if !queue.isEmpty {
-      actions.append(.fail(queue.removeFirst().id, error))
+  /// A connection could not be opened. While requests wait and retries are left, its slot
+  /// backs off and connects again; otherwise, or when `retryable` is false (a refusal that
+  /// repeats on every attempt, such as a certificate refused), every waiter fails with `error`.
+  mutating func connectionFailed(
+    _ connection: ConnectionID, _ error: HTTPError, retryable: Bool = true
+  ) -> [Action] {
+    guard case .connecting(let earlier) = connections[connection] else { return [] }
+    let failures = earlier + 1
+    lastConnectError = error
+    if retryable, failures <= maximumConnectRetries, !queue.isEmpty, !isShutDown {
+      connections[connection] = .backingOff(failures: failures)
+      return [.startBackoffTimer(connection, failures: failures)]
     }
-    return actions + openConnectionsForWaiters()
+    connections[connection] = nil
+    let actions = queue.map { Action.fail($0.id, error) }
+    queue.removeAll()
+    return actions
+  }
+
+  /// A slot's back-off is over: it connects again if requests still wait for it.
+  mutating func backoffElapsed(_ connection: ConnectionID) -> [Action] {
+    guard case .backingOff(let failures) = connections[connection] else { return [] }
+    connections[connection] = nil
+    let pending = connections.values.lazy.filter(\.isPending).count
+    guard queue.count > pending, !isShutDown else { return [] }
+    return [openConnection(failures: failures)]
   }
 
   /// The request on `connection` got its whole answer; `reusable` when the connection may
@@ -194,6 +237,11 @@ struct ConnectionPoolStateMachine {
       actions.append(.close(connection))
     }
     idle.removeAll()
+    // Slots backing off have no one left to connect for; their timers find them gone.
+    connections = connections.filter {
+      if case .backingOff = $0.value { return false }
+      return true
+    }
     return actions
   }
 
@@ -215,17 +263,22 @@ struct ConnectionPoolStateMachine {
     return [.startIdleTimer(connection)]
   }
 
-  /// Opens connections while waiters outnumber the connections being opened, up to the cap.
+  /// Opens connections while waiters outnumber the connections being opened (or backing off
+  /// before they open again), up to the cap.
   private mutating func openConnectionsForWaiters() -> [Action] {
     var actions: [Action] = []
-    var connecting = connections.values.lazy.filter { $0 == .connecting }.count
-    while queue.count > connecting, connections.count < maximumConnections, !isShutDown {
-      let id = nextConnectionID
-      nextConnectionID += 1
-      connections[id] = .connecting
-      connecting += 1
-      actions.append(.connect(id))
+    var pending = connections.values.lazy.filter(\.isPending).count
+    while queue.count > pending, connections.count < maximumConnections, !isShutDown {
+      actions.append(openConnection(failures: 0))
+      pending += 1
     }
     return actions
+  }
+
+  private mutating func openConnection(failures: Int) -> Action {
+    let id = nextConnectionID
+    nextConnectionID += 1
+    connections[id] = .connecting(failures: failures)
+    return .connect(id)
   }
 }

@@ -36,6 +36,8 @@ final class HTTP1Connection: EventLoopHandler, @unchecked Sendable {
   private var connectTimer: TimerID?
   private var tunnel: ProxyTunnel?
   private var handshaking: TLSByteStream?
+  /// The handshake's failure if every attempt would repeat it: the pool never retries those.
+  private(set) var refusal: TLSFailure?
 
   // The exchange in progress: what the machine does not need to decide anything.
   private var sink: (any ExchangeSink)?
@@ -247,6 +249,7 @@ final class HTTP1Connection: EventLoopHandler, @unchecked Sendable {
       updateInterest()
     case .failed(let failure):
       self.handshaking = nil
+      refusal = failure.isRefusal ? failure : nil
       perform(machine.establishmentFailed(failure.httpError(url: origin)))
     }
   }

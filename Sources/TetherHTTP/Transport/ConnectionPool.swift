@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TetherSupport
 
 /// The connections to one origin and the requests waiting for them: the small, dumb driver of
 /// ``ConnectionPoolStateMachine``. It feeds the machine what its connections and timers
@@ -18,6 +19,7 @@ final class ConnectionPool: HTTP1ConnectionOwner, @unchecked Sendable {
   private var machine: ConnectionPoolStateMachine
   private var connections: [Int: HTTP1Connection] = [:]
   private var idleTimers: [Int: TimerID] = [:]
+  private var backoffTimers: [Int: TimerID] = [:]
   private var requests: [Int: BufferedExchange] = [:]
   /// The request each busy connection carries.
   private var busy: [Int: Int] = [:]
@@ -55,6 +57,10 @@ final class ConnectionPool: HTTP1ConnectionOwner, @unchecked Sendable {
     loop.execute { [self] in perform(machine.shutDown()) }
   }
 
+  /// The wait before a failed connect is tried again: 50 ms, doubling, at most 1 s, with full
+  /// jitter so that pools that failed together do not come back together.
+  static let connectBackoff = Backoff(initial: .milliseconds(50), maximum: .seconds(1))
+
   // MARK: - Performing the machine's actions
 
   private func perform(_ actions: [ConnectionPoolStateMachine.Action]) {
@@ -90,6 +96,14 @@ final class ConnectionPool: HTTP1ConnectionOwner, @unchecked Sendable {
         }
       case .cancelIdleTimer(let id):
         loop.cancel(idleTimers.removeValue(forKey: id))
+      case .startBackoffTimer(let id, let failures):
+        let delay = Self.connectBackoff.delay(afterFailures: failures) ?? .zero
+        backoffTimers[id] = loop.schedule(at: Monotonic.deadline(after: delay.seconds)) {
+          [weak self] in
+          guard let self else { return }
+          self.backoffTimers[id] = nil
+          self.perform(self.machine.backoffElapsed(id))
+        }
       }
     }
   }
@@ -102,7 +116,9 @@ final class ConnectionPool: HTTP1ConnectionOwner, @unchecked Sendable {
 
   func connectionFailed(_ connection: HTTP1Connection, _ error: HTTPError) {
     connections[connection.id] = nil
-    perform(machine.connectionFailed(connection.id, error))
+    // A refusal (a certificate refused, say) would repeat on every attempt: typed, never
+    // retried; anything else backs off and connects again while requests wait.
+    perform(machine.connectionFailed(connection.id, error, retryable: connection.refusal == nil))
   }
 
   func exchangeFinished(_ connection: HTTP1Connection, reusable: Bool) {

@@ -1,6 +1,6 @@
 // libFuzzer harness for `ConnectionPoolStateMachine`: each input byte is one event (request
-// queued, abandoned, connection up or failed, exchange finished, failed or not started, idle
-// timer, server close, shut down), chosen among the events that make sense in the model's current state.
+// queued, abandoned, connection up or failed (retryable or not), a connect back-off over,
+// exchange finished, failed or not started, idle timer, server close, shut down), chosen among the events that make sense in the model's current state.
 // After every event (a violation traps, which libFuzzer reports as a crash):
 // - the pool never holds more connections than its cap;
 // - the pool's count of connections is the model's (connecting + busy + idle);
@@ -36,7 +36,8 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     case 6:
       guard let id = model.connecting.sorted().element(pick) else { continue }
       model.connecting.remove(id)
-      actions = pool.connectionFailed(id, failure)
+      // The high bit: a refusal that would repeat (never retried).
+      actions = pool.connectionFailed(id, failure, retryable: byte & 0x80 == 0)
     case 7, 8, 9:
       guard let connection = model.busy.keys.sorted().element(pick) else { continue }
       model.answer(model.busy.removeValue(forKey: connection)!)
@@ -52,7 +53,16 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
       guard let id = model.idle.sorted().element(pick) else { continue }
       actions = pool.connectionClosed(id)
     case 14:
-      actions = pool.shutDown()
+      if byte & 0x80 == 0 {
+        actions = pool.shutDown()
+        // Slots backing off are forgotten: no one is left to connect for.
+        model.backingOff.removeAll()
+      } else {
+        // A slot's back-off ends.
+        guard let id = model.backingOff.sorted().element(pick) else { continue }
+        model.backingOff.remove(id)
+        actions = pool.backoffElapsed(id)
+      }
     case 15:
       guard let connection = model.busy.keys.sorted().element(pick) else { continue }
       model.busy[connection] = nil
@@ -63,7 +73,9 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     model.apply(actions)
     precondition(pool.connectionCount <= cap, "more connections than the cap")
     precondition(
-      pool.connectionCount == model.connecting.count + model.busy.count + model.idle.count,
+      pool.connectionCount
+        == model.connecting.count + model.busy.count + model.idle.count
+        + model.backingOff.count,
       "the pool and its driver disagree on the connections")
   }
   var rounds = 0
@@ -76,6 +88,9 @@ public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
       model.busy[connection] = nil
       model.answer(request)
       model.apply(pool.exchangeFinished(connection, reusable: true))
+    } else if let id = model.backingOff.first {
+      model.backingOff.remove(id)
+      model.apply(pool.backoffElapsed(id))
     } else {
       break
     }
@@ -91,6 +106,7 @@ private struct Model {
   var connecting: Set<Int> = []
   var busy: [Int: Int] = [:]
   var idle: Set<Int> = []
+  var backingOff: Set<Int> = []
 
   mutating func apply(_ actions: [ConnectionPoolStateMachine.Action]) {
     for action in actions {
@@ -105,6 +121,7 @@ private struct Model {
       case .close(let connection): idle.remove(connection)
       case .startIdleTimer(let connection): idle.insert(connection)
       case .cancelIdleTimer(let connection): idle.remove(connection)
+      case .startBackoffTimer(let connection, _): backingOff.insert(connection)
       }
     }
   }
