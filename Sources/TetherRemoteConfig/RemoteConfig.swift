@@ -63,6 +63,8 @@ public final class RemoteConfig: Sendable {
     /// Counts `startPolling` calls: a poll loop only ends the polling it belongs to.
     var pollingGeneration = 0
 
+    /// The answer observers last heard (see `RemoteConfig+FirstAnswer.swift`).
+    var announcedAnswer = FirstAnswer.ready
     var observers: [Int: ConfigObserver] = [:]
     var nextObserverID = 0
     var deliveries = DeliveryQueue<(targets: [ConfigObserver], event: ConfigEvent)>()
@@ -136,6 +138,7 @@ public final class RemoteConfig: Sendable {
         state.lastError = error
       default: break
       }
+      noteAnswer(in: &state)
       return previous
     }
     previousWatch?.cancel()
@@ -218,6 +221,7 @@ public final class RemoteConfig: Sendable {
   @discardableResult
   public func activate() async -> Bool {
     let (changed, cache) = state.withLock { state -> (Set<String>, (URL, Int)?) in
+      defer { noteAnswer(in: &state) }
       guard let fetched = state.fetched else { return ([], nil) }
       state.fetched = nil
       if let version = state.active.version, fetched.payload.version.isOlder(than: version) {
@@ -299,6 +303,7 @@ public final class RemoteConfig: Sendable {
       result = .failure(RemoteConfigError(error))
     }
     let outcome = record(result, at: Date())
+    deliver()
     if case .failure(let error) = outcome { fetchErrorSubject.send(error) }
     return outcome
   }
@@ -309,6 +314,7 @@ public final class RemoteConfig: Sendable {
   ) -> Result<RemoteConfigFetchStatus, RemoteConfigError> {
     state.withLock { state in
       state.inFlight = nil
+      defer { noteAnswer(in: &state) }
       switch result {
       case .success(let answer):
         state.lastFetchStatus = .success

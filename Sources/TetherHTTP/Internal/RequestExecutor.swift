@@ -158,10 +158,12 @@ final class RequestExecutor: Sendable {
     return "no transport for https: \(detail); install OpenSSL 3 (libssl.so.3), \(remedy)"
   }
 
-  /// Throws the error a request to `url` would end in when nothing can carry it, before any
-  /// attempt: a missing library is not a transient failure, so it is never retried.
-  private func checkTransport(for url: URL) throws(HTTPError) {
-    _ = try transport(for: url)
+  /// Throws the error `request` would end in when nothing can carry it, before any attempt: a
+  /// missing library is not a transient failure, so it is never retried. A request that is
+  /// invalid as given is left to the attempt, which refuses it after the interceptors ran.
+  private func checkTransport(for request: HTTPRequest) throws(HTTPError) {
+    guard (try? RequestValidation.validate(request)) != nil else { return }
+    _ = try transport(for: request.url)
   }
 
   // MARK: - Attempts, interceptors and retries
@@ -172,7 +174,7 @@ final class RequestExecutor: Sendable {
   func execute(_ request: HTTPRequest) async throws(HTTPError) -> HTTPResponseMessage {
     var attempt = 1
     var interceptorRetried = false
-    try checkTransport(for: request.url)
+    try checkTransport(for: request)
     while true {
       let prepared = try await prepare(request)
       let outcome: Result<HTTPResponseMessage, HTTPError>
@@ -231,7 +233,7 @@ final class RequestExecutor: Sendable {
   /// Opens `request` as a stream after the interceptors' `prepare` (no retries: reconnecting
   /// is the caller's choice).
   func openStream(_ request: HTTPRequest) async throws(HTTPError) -> StreamedResponse {
-    try checkTransport(for: request.url)
+    try checkTransport(for: request)
     let prepared = try await prepare(request)
     return try await stream(
       prepared, headTimeout: (prepared.timeout ?? policy.timeout).seconds,
