@@ -277,7 +277,8 @@ struct HTTPSEngineTests {
       baseURL: plain.baseURL, proxy: .none,
       openSSLLibraries: ("libssl-missing.so.0", "libcrypto-missing.so.0"),
       plainHTTPOverSockets: true)
-    #expect(try await plainClient.response(for: HTTPRequest(url: plain.url(for: "/plain"))).status == 200)
+    #expect(
+      try await plainClient.response(for: HTTPRequest(url: plain.url(for: "/plain"))).status == 200)
     let injected = HTTPRequest(
       method: HTTPMethod(rawValue: "GET /x HTTP/1.1\r\nX-Injected: 1\r\nX-B:"),
       url: nginx.baseURL.appendingPathComponent("hello.txt"))
