@@ -155,7 +155,7 @@ final class RequestExecutor: Sendable {
     let library = openSSL == .system ? OpenSSLLibrary.shared : OpenSSLLibrary.load(openSSL)
     var detail = "OpenSSL could not be loaded"
     if case .failure(let failure) = library { detail = failure.reason }
-    return "no transport for https: \(detail); install OpenSSL 3 (libssl.so.3), \(remedy)"
+    return "no transport for https: \(detail); install OpenSSL (libssl), \(remedy)"
   }
 
   /// Throws the error `request` would end in when nothing can carry it, before any attempt: a
