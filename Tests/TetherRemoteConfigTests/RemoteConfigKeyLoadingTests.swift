@@ -61,17 +61,6 @@ import TetherRemoteConfig
     #expect(underlying is InMemoryConfigSource.Unavailable)
   }
 
-  @Test func anExplicitLoadWaitsForTheFirstAnswer() async throws {
-    let fixture = try await Fixture(document(["max_items": "7"]))
-    @SharedReader(.remoteConfig(.maxItems, in: fixture.config)) var items
-    let reload = Task { try await $items.load() }
-    try await waitUntil("the explicit load in flight") { $items.isLoading }
-    try await fixture.config.fetchAndActivate()
-    try await reload.value
-    #expect(items == 7)
-    #expect(!$items.isLoading)
-  }
-
   @Test func aCachedConfigAnswersAtOnce() async throws {
     let directory = try TemporaryDirectory()
     let cacheURL = directory.file("remote-config.json")
