@@ -111,7 +111,9 @@ func mappedLibraries(after url: URL) async {
   } catch {
     report("outcome \(error)")
   }
-  let maps = (try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8)) ?? ""
+  // Read to the end: a /proc file has no size, and a one-shot read may stop at a page.
+  let handle = FileHandle(forReadingAtPath: "/proc/self/maps")
+  let maps = String(decoding: (try? handle?.readToEnd()) ?? Data(), as: UTF8.self)
   var seen = Set<String>()
   for line in maps.split(separator: "\n") {
     guard let path = line.split(separator: " ", omittingEmptySubsequences: true).last,
