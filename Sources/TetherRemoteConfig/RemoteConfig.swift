@@ -276,6 +276,7 @@ public final class RemoteConfig: Sendable {
           ?? .throttled(status: 429, retryAfter: notBefore.timeIntervalSinceNow.rounded(.up))
         state.lastFetchStatus = .throttled
         state.lastError = error
+        noteAnswer(in: &state)
         return .done(.failure(error))
       }
       state.staleFlag = false
@@ -288,7 +289,9 @@ public final class RemoteConfig: Sendable {
       return .wait(task)
     }
     switch plan {
-    case .done(let result): return result
+    case .done(let result):
+      deliver()
+      return result
     case .wait(let task): return await task.value
     }
   }
