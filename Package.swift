@@ -9,6 +9,7 @@ let package = Package(
     .library(name: "Streams", targets: ["Streams"]),
     .library(name: "Tether", targets: ["Tether"]),
     .library(name: "TetherHTTP", targets: ["TetherHTTP"]),
+    .library(name: "TetherURLSession", targets: ["TetherURLSession"]),
     .library(name: "TetherRemoteConfig", targets: ["TetherRemoteConfig"]),
     .library(name: "TetherEtcd", targets: ["TetherEtcd"]),
     .library(name: "TetherTesting", targets: ["TetherTesting"]),
@@ -27,8 +28,16 @@ let package = Package(
     .target(name: "TetherSupport"),
     .target(name: "Streams", dependencies: ["TetherSupport"]),
     .target(name: "Tether", dependencies: ["Streams", "TetherSupport"]),
-    // The one HTTP layer: only this module imports FoundationNetworking.
+    // The one HTTP layer. On Linux it never imports FoundationNetworking, so nothing that links
+    // it loads libcurl; on Apple platforms URLSession (in Foundation there) is its transport.
     .target(name: "TetherHTTP", dependencies: ["Streams", "Tether", "TetherSupport"]),
+    // URLSession for those who opt in: `dataTaskPublisher` and `HTTPClient.useURLSession()`.
+    // The only library module that imports FoundationNetworking (libcurl) on Linux. Its
+    // transport's source is shared with TetherHTTP's Apple build (see URLSessionTransport.swift).
+    .target(
+      name: "TetherURLSession",
+      dependencies: ["Streams", "TetherHTTP", "TetherSupport"],
+      swiftSettings: [.define("TETHER_URLSESSION_MODULE")]),
     // JSON values and their parser are TetherSupport's, so etcd's wire format needs no remote
     // config: an `.etcd` user links none of it (no Firebase, no config cache).
     .target(
@@ -113,6 +122,10 @@ let package = Package(
         "Streams", "Tether", "TetherHTTP", "TetherRemoteConfig", "TetherSupport", "TetherTesting",
         "TestSupport", "tether-http-probe",
       ]
+    ),
+    .testTarget(
+      name: "TetherURLSessionTests",
+      dependencies: ["Streams", "TetherHTTP", "TetherSupport", "TetherURLSession", "TestSupport"]
     ),
     .testTarget(
       name: "TetherRemoteConfigTests",

@@ -23,6 +23,17 @@ extension HTTPClient {
   package func exchange(with handler: any HTTPExchangeHandler) {
     executor.replacement.withLock { $0 = HandlerTransport(handler: handler) }
   }
+
+  /// Makes every request of this client go over `transport` instead of the engine (how
+  /// TetherURLSession's `useURLSession()` opts a client into URLSession). A transport it
+  /// replaces is shut down.
+  package func carry(over transport: any Transport) {
+    let replaced = executor.replacement.withLock { current in
+      defer { current = transport }
+      return current
+    }
+    replaced?.shutDown()
+  }
 }
 
 /// An ``HTTPExchangeHandler`` as a ``Transport``: it keeps the limits a network transport

@@ -5,10 +5,6 @@ import Synchronization
 import Tether
 import TetherSupport
 
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
-
 /// Sends typed ``Endpoint``s (and plain ``HTTPRequest``s) to one server.
 ///
 /// ```swift
@@ -38,9 +34,12 @@ import FoundationNetworking
 ///   trust store plus `trustedCertificates`, the host name verified, SNI, ALPN `http/1.1`,
 ///   TLS 1.2 or later. A certificate that fails is ``HTTPError/unreachable(url:reason:)``
 ///   whose reason names the cause ("certificate expired", "certificate not trusted …",
-///   "certificate is for another host"). Where OpenSSL cannot be loaded, `https` goes through
-///   URLSession (which trusts the system store only), as everything does on Apple platforms.
-///   Redirects, the deadline and the request checks are the same for every transport.
+///   "certificate is for another host"). Where OpenSSL cannot be loaded, an `https` request
+///   fails with ``HTTPError/unreachable(url:reason:)`` saying so (never retried); TetherHTTP
+///   does not fall back to URLSession on Linux, so it never loads libcurl. To send requests
+///   through URLSession instead, `import TetherURLSession` and call `useURLSession()` on the
+///   client. On Apple platforms everything goes through URLSession. Redirects, the deadline
+///   and the request checks are the same for every transport.
 /// - Proxies: `proxy` (``HTTPProxy/environment`` by default: `http_proxy`, `https_proxy`,
 ///   `all_proxy`, `no_proxy`, read when the client is made). `http` goes to the proxy in
 ///   absolute form, `https` through a `CONNECT` tunnel; proxy credentials reach the proxy only.
@@ -123,7 +122,8 @@ public final class HTTPClient: Sendable {
   /// Tether's own engine on Linux: redirects follow the same rules, nothing is decompressed
   /// (none is asked for), and no answer a server sends can end the process (on Linux,
   /// URLSession traps on responses with trailers and on connections closed before any
-  /// answer). `https` goes over the engine too where OpenSSL loads.
+  /// answer). `https` goes over the engine too where OpenSSL loads. Without it (a stand-in's
+  /// client), a request on Linux needs a replacement transport, or fails.
   ///
   /// `clientCertificatePEM` and `clientKeyPEM` are the identity presented to servers that ask
   /// for a client certificate (mutual TLS, as etcd deployments use); one without the other
@@ -131,7 +131,7 @@ public final class HTTPClient: Sendable {
   /// decrypts an encrypted `clientKeyPEM` (an encrypted key without it fails every `https`
   /// request at once, with a reason saying so, and never prompts);
   /// `openSSLLibraries` (`libssl` and `libcrypto` file names) lets a test name libraries that
-  /// do not exist, forcing `https` onto URLSession.
+  /// do not exist, as on a machine without OpenSSL: `https` then fails with a reason saying so.
   package init(
     baseURL: URL, headers: [String: String] = [:], sensitiveHeaders: Set<String> = [],
     timeout: Duration = .seconds(30), maximumResponseSize: Int = 8 << 20,
@@ -149,6 +149,8 @@ public final class HTTPClient: Sendable {
         certificatePEM: clientCertificatePEM ?? "", privateKeyPEM: clientKeyPEM ?? "",
         privateKeyPassphrase: clientKeyPassphrase)
     }
+    let openSSL =
+      openSSLLibraries.map { OpenSSLLibrary.Names(ssl: $0.ssl, crypto: $0.crypto) } ?? .system
     executor = RequestExecutor(
       engine: RequestExecutor.makeEngine(
         plainHTTPOverSockets: plainHTTPOverSockets,
@@ -156,13 +158,12 @@ public final class HTTPClient: Sendable {
         connectTimeout: timeout.seconds, proxy: proxy,
         tls: TLSContextCache.Configuration(
           trustedCertificates: trustedCertificates, clientIdentity: identity),
-        openSSL: openSSLLibraries.map { OpenSSLLibrary.Names(ssl: $0.ssl, crypto: $0.crypto) }
-          ?? .system),
+        openSSL: openSSL),
       policy: RequestExecutor.Policy(
         timeout: timeout, limit: max(0, maximumResponseSize),
         maximumRedirects: max(0, maximumRedirects), retryPolicy: retryPolicy,
         interceptors: interceptors, streamIdleTimeout: streamIdleTimeout),
-      sensitiveHeaders: sensitiveHeaders)
+      sensitiveHeaders: sensitiveHeaders, openSSL: openSSL)
     self.maximumConnectionsPerOrigin = max(1, maximumConnectionsPerOrigin)
     self.streamIdleTimeout = streamIdleTimeout
     self.trustedCertificates = trustedCertificates

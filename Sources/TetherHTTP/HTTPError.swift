@@ -92,7 +92,7 @@ public enum HTTPError: Error, Equatable, Sendable, CustomStringConvertible, Loca
   public var errorDescription: String? { description }
 
   /// `url` as errors show it: no user info, no query, no fragment.
-  static func redacted(_ url: URL) -> String {
+  package static func redacted(_ url: URL) -> String {
     guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else {
       return "(invalid URL)"
     }

@@ -46,6 +46,7 @@ extension RemoteConfig {
         invalidate(changed, in: &state)
         enqueue(.changed(changed, activation: true), in: &state)
       }
+      noteAnswer(in: &state)
     }
     deliver()
   }

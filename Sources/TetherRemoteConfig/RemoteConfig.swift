@@ -63,6 +63,8 @@ public final class RemoteConfig: Sendable {
     /// Counts `startPolling` calls: a poll loop only ends the polling it belongs to.
     var pollingGeneration = 0
 
+    /// The answer observers last heard (see `RemoteConfig+FirstAnswer.swift`).
+    var announcedAnswer = FirstAnswer.ready
     var observers: [Int: ConfigObserver] = [:]
     var nextObserverID = 0
     var deliveries = DeliveryQueue<(targets: [ConfigObserver], event: ConfigEvent)>()
@@ -136,6 +138,7 @@ public final class RemoteConfig: Sendable {
         state.lastError = error
       default: break
       }
+      noteAnswer(in: &state)
       return previous
     }
     previousWatch?.cancel()
@@ -218,6 +221,7 @@ public final class RemoteConfig: Sendable {
   @discardableResult
   public func activate() async -> Bool {
     let (changed, cache) = state.withLock { state -> (Set<String>, (URL, Int)?) in
+      defer { noteAnswer(in: &state) }
       guard let fetched = state.fetched else { return ([], nil) }
       state.fetched = nil
       if let version = state.active.version, fetched.payload.version.isOlder(than: version) {
@@ -272,6 +276,7 @@ public final class RemoteConfig: Sendable {
           ?? .throttled(status: 429, retryAfter: notBefore.timeIntervalSinceNow.rounded(.up))
         state.lastFetchStatus = .throttled
         state.lastError = error
+        noteAnswer(in: &state)
         return .done(.failure(error))
       }
       state.staleFlag = false
@@ -284,7 +289,9 @@ public final class RemoteConfig: Sendable {
       return .wait(task)
     }
     switch plan {
-    case .done(let result): return result
+    case .done(let result):
+      deliver()
+      return result
     case .wait(let task): return await task.value
     }
   }
@@ -299,6 +306,7 @@ public final class RemoteConfig: Sendable {
       result = .failure(RemoteConfigError(error))
     }
     let outcome = record(result, at: Date())
+    deliver()
     if case .failure(let error) = outcome { fetchErrorSubject.send(error) }
     return outcome
   }
@@ -309,6 +317,7 @@ public final class RemoteConfig: Sendable {
   ) -> Result<RemoteConfigFetchStatus, RemoteConfigError> {
     state.withLock { state in
       state.inFlight = nil
+      defer { noteAnswer(in: &state) }
       switch result {
       case .success(let answer):
         state.lastFetchStatus = .success

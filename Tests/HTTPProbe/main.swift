@@ -5,11 +5,17 @@ import TetherHTTP
 // tether-http-probe: a second process for TetherHTTPTests' measurements (peak memory, threads,
 // sockets), so that they are taken in a process that does nothing else.
 //
-//   tether-http-probe <url> <maximum-response-size> [sockets|urlsession]
+//   tether-http-probe <url> <maximum-response-size>
 //
-// The third argument picks the transport of plain http (default: sockets, the client's own).
 // Prints `baseline <VmRSS bytes>`, then `outcome <the request's result>`, then
 // `peak <VmHWM bytes>`.
+//
+//   tether-http-probe libraries <url>
+//
+// Sends one GET to <url> through the engine, then prints `outcome <the request's result>` and
+// one `mapped <path>` line per shared library in /proc/self/maps, then `end`: what a process
+// that links only TetherHTTP has loaded after a real request (no libcurl, no
+// FoundationNetworking).
 //
 //   tether-http-probe sse-streams <url> <count>
 //
@@ -96,23 +102,48 @@ func serverSentEventStreams(url: URL, count: Int) async {
   withExtendedLifetime(client) {}
 }
 
+/// Sends one GET to `url`, then reports every shared library mapped into this process.
+func mappedLibraries(after url: URL) async {
+  let client = HTTPClient(baseURL: url, retryPolicy: .none, proxy: .none)
+  do {
+    let response = try await client.response(for: HTTPRequest(url: url))
+    report("outcome status \(response.status) \(response.body.count) bytes")
+  } catch {
+    report("outcome \(error)")
+  }
+  // Read to the end: a /proc file has no size, and a one-shot read may stop at a page.
+  let handle = FileHandle(forReadingAtPath: "/proc/self/maps")
+  let maps = String(decoding: (try? handle?.readToEnd()) ?? Data(), as: UTF8.self)
+  var seen = Set<String>()
+  for line in maps.split(separator: "\n") {
+    guard let path = line.split(separator: " ", omittingEmptySubsequences: true).last,
+      path.hasPrefix("/"), path.contains(".so"), seen.insert(String(path)).inserted
+    else { continue }
+    report("mapped \(path)")
+  }
+  report("end")
+  withExtendedLifetime(client) {}
+}
+
 let arguments = CommandLine.arguments
+if arguments.count == 3, arguments[1] == "libraries", let url = URL(string: arguments[2]) {
+  await mappedLibraries(after: url)
+  exit(0)
+}
 if arguments.count == 4, arguments[1] == "sse-streams", let url = URL(string: arguments[2]),
   let count = Int(arguments[3])
 {
   await serverSentEventStreams(url: url, count: count)
   exit(0)
 }
-guard (3...4).contains(arguments.count), let url = URL(string: arguments[1]),
-  let limit = Int(arguments[2])
+guard arguments.count == 3, let url = URL(string: arguments[1]), let limit = Int(arguments[2])
 else {
-  print("usage: tether-http-probe <url> <maximum-response-size> [sockets|urlsession]")
+  print("usage: tether-http-probe <url> <maximum-response-size>")
   print("       tether-http-probe sse-streams <url> <count>")
+  print("       tether-http-probe libraries <url>")
   exit(2)
 }
-let client = HTTPClient(
-  baseURL: url, maximumResponseSize: limit, retryPolicy: .none,
-  plainHTTPOverSockets: arguments.count < 4 || arguments[3] != "urlsession")
+let client = HTTPClient(baseURL: url, maximumResponseSize: limit, retryPolicy: .none)
 print("baseline \(status("VmRSS"))")
 do {
   let response = try await client.response(for: HTTPRequest(url: url))

@@ -140,13 +140,11 @@ import TetherSupport
 
   // Headers go to the transport in one assignment; a request whose names repeat in another
   // case (possible through the public `headers` dictionary) still sends each name once.
-  @Test(arguments: [false, true])
-  func aNameRepeatedInAnotherCaseIsSentOnce(sockets: Bool) async throws {
+  @Test func aNameRepeatedInAnotherCaseIsSentOnce() async throws {
     let server = try TestHTTPServer()
     defer { server.stop() }
     _ = try server.setJSONDocument(["ok": true], at: "/doc")
-    let client = HTTPClient(
-      baseURL: server.baseURL, headers: [:], plainHTTPOverSockets: sockets)
+    let client = HTTPClient(baseURL: server.baseURL, headers: [:])
     let request = HTTPRequest(
       url: server.url(for: "/doc"),
       headers: ["Accept": "application/json", "accept": "application/json", "X-One": "1"])

@@ -7,8 +7,8 @@ import Tether
 
 /// `https` through `HTTPClient` on the engine, against a real nginx serving certificates made
 /// at test time: what a user of an `https` API relies on (trust, refusals that say why,
-/// kept-alive connections, streams, `.http` keys), and the URLSession fallback where OpenSSL
-/// cannot be loaded.
+/// kept-alive connections, streams, `.http` keys), and the error `https` fails with where
+/// OpenSSL cannot be loaded (there is no fallback).
 @Suite(
   "HTTPS on the engine against nginx",
   .enabled(
@@ -248,11 +248,11 @@ struct HTTPSEngineTests {
     await nginx.stop()
   }
 
-  /// The forced fault: the libraries named do not exist, as on a machine without OpenSSL 3,
-  /// so `https` goes through URLSession. It still ends in a typed error (URLSession trusts the
-  /// system store only, so the test's authority is refused), and the executor checks the
-  /// method token before that transport too.
-  @Test func forcedFaultWithoutOpenSSLHTTPSFallsBackToURLSession() async throws {
+  /// The forced fault: the libraries named do not exist, as on a machine without OpenSSL 3.
+  /// `https` does not fall back to URLSession: it fails at once, never retried, with a reason
+  /// that names the missing library and the way to opt into URLSession; `http` still goes
+  /// over the engine; and the executor checks the method token before anything else.
+  @Test func forcedFaultWithoutOpenSSLHTTPSFailsWithAReasonInsteadOfFallingBack() async throws {
     let nginx = try await NginxTLSServer.start(certificate: authority.server)
     try nginx.publish("hello", as: "hello.txt")
     let client = HTTPClient(
@@ -261,15 +261,24 @@ struct HTTPSEngineTests {
       openSSLLibraries: ("libssl-missing.so.0", "libcrypto-missing.so.0"),
       plainHTTPOverSockets: true)
     #expect(client.executor.engine?.carries(nginx.baseURL) == false)
-    do {
+    let failure = await #expect(throws: HTTPError.self) {
       _ = try await get(client, "hello.txt")
-      Issue.record("URLSession accepted a certificate the system does not trust")
-    } catch {
-      guard case .unreachable = error else {
-        Issue.record("expected unreachable, got \(error)")
-        return
-      }
     }
+    guard case .unreachable(_, let reason) = failure else {
+      Issue.record("expected unreachable, got \(String(describing: failure))")
+      return
+    }
+    #expect(reason.contains("no transport for https"), "\(reason)")
+    #expect(reason.contains("libcrypto-missing.so.0"), "\(reason)")
+    #expect(reason.contains("useURLSession()"), "\(reason)")
+    let plain = try TestHTTPServer()
+    plain.setDocument("hi", at: "/plain")
+    let plainClient = HTTPClient(
+      baseURL: plain.baseURL, proxy: .none,
+      openSSLLibraries: ("libssl-missing.so.0", "libcrypto-missing.so.0"),
+      plainHTTPOverSockets: true)
+    #expect(
+      try await plainClient.response(for: HTTPRequest(url: plain.url(for: "/plain"))).status == 200)
     let injected = HTTPRequest(
       method: HTTPMethod(rawValue: "GET /x HTTP/1.1\r\nX-Injected: 1\r\nX-B:"),
       url: nginx.baseURL.appendingPathComponent("hello.txt"))

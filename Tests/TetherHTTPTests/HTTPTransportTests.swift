@@ -8,8 +8,7 @@ import TetherHTTP
 @Suite struct HTTPTransportTests {
   // MARK: - Redirects
 
-  @Test(arguments: [false, true])
-  func credentialsAreNeverSentToAnotherOrigin(overSockets: Bool) async throws {
+  @Test func credentialsAreNeverSentToAnotherOrigin() async throws {
     let origin = try TestHTTPServer()
     let elsewhere = try TestHTTPServer()  // same host, another port: another origin
     elsewhere.setDocument(json(Item(id: 1, name: "moved")), at: "/items/1")
@@ -22,7 +21,7 @@ import TetherHTTP
         "Authorization": "Bearer secret", "Cookie": "session=secret",
         "Proxy-Authorization": "Basic secret", "X-API-Key": "secret", "X-Trace": "kept",
       ],
-      sensitiveHeaders: ["x-api-key"], plainHTTPOverSockets: overSockets)
+      sensitiveHeaders: ["x-api-key"])
     let item = try await client.send(Catalog.item, ItemPath(id: "1"))
     #expect(item.name == "moved")
     #expect(origin.requests.first?.header("Authorization") == "Bearer secret")
@@ -33,25 +32,21 @@ import TetherHTTP
     #expect(redirected.header("X-Trace") == "kept")
   }
 
-  @Test(arguments: [false, true])
-  func aRedirectWithinTheOriginKeepsCredentials(overSockets: Bool) async throws {
+  @Test func aRedirectWithinTheOriginKeepsCredentials() async throws {
     let server = try TestHTTPServer()
     server.setDocument(json(Item(id: 2, name: "here")), at: "/items/2")
     server.inject(.status(301, headers: ["Location": "/items/2"]), at: "/items/old")
     let client = HTTPClient(
-      baseURL: server.baseURL, headers: ["Authorization": "Bearer t"],
-      plainHTTPOverSockets: overSockets)
+      baseURL: server.baseURL, headers: ["Authorization": "Bearer t"])
     let item = try await client.send(Catalog.item, ItemPath(id: "old"))
     #expect(item.id == 2)
     #expect(server.requests(at: "/items/2").first?.header("Authorization") == "Bearer t")
   }
 
-  @Test(arguments: [false, true])
-  func aRedirectLoopStopsAfterAHandful(overSockets: Bool) async throws {
+  @Test func aRedirectLoopStopsAfterAHandful() async throws {
     let server = try TestHTTPServer()
     server.injectPersistently(.status(302, headers: ["Location": "/items/1"]), at: "/items/1")
-    let client = HTTPClient(
-      baseURL: server.baseURL, maximumRedirects: 3, plainHTTPOverSockets: overSockets)
+    let client = HTTPClient(baseURL: server.baseURL, maximumRedirects: 3)
     await #expect {
       try await client.send(Catalog.item, ItemPath(id: "1"))
     } throws: { error in
@@ -66,40 +61,21 @@ import TetherHTTP
   // Peak memory is measured in a second process (`tether-http-probe`) that does nothing but
   // this one request, so tests running in parallel cannot disturb the figure.
 
-  @Test(arguments: [false, true])
-  func aGzipBombStopsAtTheLimitWithinASmallMultipleOfIt(overSockets: Bool) async throws {
+  @Test func aGzipBombStopsAtTheLimitWithinASmallMultipleOfIt() async throws {
     let server = try TestHTTPServer()
     server.inject(.gzipBomb(decompressedByteCount: 512 << 20), at: "/items")
-    let (outcome, growth) = try await Probe.run(
-      server.url(for: "/items"), limit: 1 << 20, overSockets: overSockets)
-    // URLSession inflates until the limit; the socket transport never inflates and refuses
-    // a coding it did not accept.
-    #expect(outcome == (overSockets ? "undecodable" : "tooLarge"))
+    let (outcome, growth) = try await Probe.run(server.url(for: "/items"), limit: 1 << 20)
+    // The engine never inflates and refuses a coding it did not accept.
+    #expect(outcome == "undecodable")
     #expect(growth < 64 << 20, "peak grew by \(growth >> 20) MiB over a 1 MiB limit")
   }
 
-  @Test(arguments: [false, true])
-  func anEndlessBodyStopsAtTheLimitWithinASmallMultipleOfIt(overSockets: Bool) async throws {
+  @Test func anEndlessBodyStopsAtTheLimitWithinASmallMultipleOfIt() async throws {
     let server = try TestHTTPServer()
     server.inject(.endlessBody, at: "/items")
-    let (outcome, growth) = try await Probe.run(
-      server.url(for: "/items"), limit: 1 << 20, overSockets: overSockets)
+    let (outcome, growth) = try await Probe.run(server.url(for: "/items"), limit: 1 << 20)
     #expect(outcome == "tooLarge")
     #expect(growth < 64 << 20, "peak grew by \(growth >> 20) MiB over a 1 MiB limit")
-  }
-
-  @Test func theSizeLimitIsEnforcedInThisProcessToo() async throws {
-    let server = try TestHTTPServer()
-    server.inject(.gzipBomb(decompressedByteCount: 16 << 20), at: "/items")
-    let limit = 1 << 20
-    // URLSession inflates what it receives: the limit stops it.
-    let client = HTTPClient(
-      baseURL: server.baseURL, maximumResponseSize: limit, plainHTTPOverSockets: false)
-    await #expect(
-      throws: HTTPError.tooLarge(url: server.url(for: "/items").absoluteString, limit: limit)
-    ) {
-      try await client.send(Catalog.items)
-    }
   }
 
   @Test func overSocketsABombIsNeverInflated() async throws {

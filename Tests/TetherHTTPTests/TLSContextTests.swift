@@ -4,8 +4,8 @@ import Testing
 
 @testable import TetherHTTP
 
-/// Making a ``TLSContext``: where OpenSSL cannot be loaded the answer is typed (the caller
-/// falls back to URLSession), and a PEM that holds nothing usable is refused by name.
+/// Making a ``TLSContext``: where OpenSSL cannot be loaded the answer is typed (the request
+/// fails with a reason saying so), and a PEM that holds nothing usable is refused by name.
 // Serialized: each context reads the system trust store (about 100 ms) on the test's thread.
 @Suite("TLS context", .serialized)
 struct TLSContextTests {

@@ -4,23 +4,35 @@ import Tether
 import TetherSupport
 
 /// A response as it came off the wire: status, headers (lower-cased names) and body.
-struct RawHTTPResponse: Sendable {
-  var status: Int
-  var headers: [String: String]
-  var body: Data
+package struct RawHTTPResponse: Sendable {
+  package var status: Int
+  package var headers: [String: String]
+  package var body: Data
+
+  package init(status: Int, headers: [String: String], body: Data) {
+    self.status = status
+    self.headers = headers
+    self.body = body
+  }
 }
 
 /// A streamed response: the head, and the body still arriving through a bounded buffer.
-struct StreamedResponse: Sendable {
-  var status: Int
-  var headers: [String: String]
-  var body: StreamBody
+package struct StreamedResponse: Sendable {
+  package var status: Int
+  package var headers: [String: String]
+  package var body: StreamBody
+
+  package init(status: Int, headers: [String: String], body: StreamBody) {
+    self.status = status
+    self.headers = headers
+    self.body = body
+  }
 }
 
-/// What moves the bytes of one valid request: the ``SocketEngine`` or the
-/// ``URLSessionTransport``. A transport follows no redirect and checks nothing the executor
-/// checks already.
-protocol Transport: Sendable {
+/// What moves the bytes of one valid request: the ``SocketEngine``, a test's stand-in, or
+/// (TetherURLSession's, and Apple platforms') URLSession transport. A transport follows no
+/// redirect and checks nothing the executor checks already.
+package protocol Transport: Sendable {
   /// One request and its whole answer, whatever its status, within `timeout` seconds.
   func perform(
     _ request: HTTPRequest, limit: Int, timeout: Double
@@ -40,10 +52,12 @@ protocol Transport: Sendable {
 /// transport, keeps one deadline over each attempt's whole chain, and follows redirects by one
 /// rule set (``RedirectRule``), for buffered requests and streams alike.
 ///
-/// Transports: on Linux, `http` and `https` go over the ``SocketEngine``, proxied or not;
-/// `https` goes through ``URLSessionTransport`` only where OpenSSL cannot be loaded, and so
-/// does everything on Apple platforms. The URLSession transport is created the first time one
-/// needs it.
+/// Transports: on Linux, `http` and `https` go over the ``SocketEngine``, proxied or not, and
+/// nothing else: where its I/O loops cannot start, or OpenSSL cannot be loaded for `https`,
+/// the request fails with ``HTTPError/unreachable(url:reason:)`` naming the cause (there is no
+/// silent fallback, and TetherHTTP never links FoundationNetworking, so no libcurl). A client
+/// opts into URLSession with TetherURLSession's `useURLSession()` (``replacement``). On Apple
+/// platforms everything goes through URLSession, created the first time a request needs it.
 final class RequestExecutor: Sendable {
   /// What the executor applies to every request: the client's settings.
   struct Policy: Sendable {
@@ -58,8 +72,12 @@ final class RequestExecutor: Sendable {
   }
 
   let engine: SocketEngine?
+  #if canImport(Darwin)
   private let urlSession = Lock<URLSessionTransport?>(nil)
-  /// A transport that carries every request instead (a test's stub; see
+  #endif
+  /// The OpenSSL libraries the engine was asked to load, to say why `https` has no transport.
+  private let openSSL: OpenSSLLibrary.Names
+  /// A transport that carries every request instead (a test's stub, or URLSession; see
   /// `HTTPClient+Exchange.swift`), installed right after the client is created.
   let replacement = Lock<(any Transport)?>(nil)
   let policy: Policy
@@ -67,15 +85,19 @@ final class RequestExecutor: Sendable {
   /// Lower-cased names of the headers stripped on a cross-origin redirect.
   let credentials: Set<String>
 
-  init(engine: SocketEngine?, policy: Policy, sensitiveHeaders: Set<String>) {
+  init(
+    engine: SocketEngine?, policy: Policy, sensitiveHeaders: Set<String>,
+    openSSL: OpenSSLLibrary.Names = .system
+  ) {
     self.engine = engine
+    self.openSSL = openSSL
     self.policy = policy
     credentials = HTTPRequest.credentialHeaders.union(sensitiveHeaders.map { $0.lowercased() })
   }
 
-  /// The engine for this client, or `nil` when every request must go through URLSession
-  /// (asked for, or no platform support). `openSSL` names the libraries `https` needs; a test
-  /// names ones that do not exist to force the URLSession fallback.
+  /// The engine for this client, or `nil` when there is none (not asked for, the I/O loops
+  /// could not start, or not Linux). `openSSL` names the libraries `https` needs; a test names
+  /// ones that do not exist to see the error a machine without OpenSSL gives.
   static func makeEngine(
     plainHTTPOverSockets: Bool, maximumConnectionsPerOrigin: Int, connectTimeout: Double,
     proxy: HTTPProxy = .none, tls: TLSContextCache.Configuration = .init(),
@@ -96,18 +118,52 @@ final class RequestExecutor: Sendable {
 
   func shutDown() {
     engine?.shutDown()
+    replacement.withLock { $0 }?.shutDown()
+    #if canImport(Darwin)
     urlSession.withLock { $0 }?.shutDown()
+    #endif
   }
 
-  private func transport(for url: URL) -> any Transport {
+  /// What carries a request to `url`: the replacement, else the engine; on Linux nothing else.
+  ///
+  /// - Throws: ``HTTPError/unreachable(url:reason:)`` when no transport can carry it, with a
+  ///   reason naming what is missing and the way to opt into URLSession.
+  private func transport(for url: URL) throws(HTTPError) -> any Transport {
     if let replacement = replacement.withLock({ $0 }) { return replacement }
     if let engine, engine.carries(url) { return engine }
+    #if canImport(Darwin)
     return urlSession.withLock { transport in
       if let transport { return transport }
       let created = URLSessionTransport()
       transport = created
       return created
     }
+    #else
+    throw .unreachable(url: HTTPError.redacted(url), reason: missingTransport(for: url))
+    #endif
+  }
+
+  /// Why no transport carries `url` on this machine, and what to do about it.
+  private func missingTransport(for url: URL) -> String {
+    let remedy = "or import TetherURLSession and call `useURLSession()` on the client"
+    guard engine != nil else {
+      return "no transport: the HTTP engine's I/O loops could not start (epoll and eventfd "
+        + "are needed), \(remedy)"
+    }
+    let scheme = url.scheme?.lowercased() ?? ""
+    guard scheme == "https" else { return "no transport for the scheme '\(scheme)'" }
+    let library = openSSL == .system ? OpenSSLLibrary.shared : OpenSSLLibrary.load(openSSL)
+    var detail = "OpenSSL could not be loaded"
+    if case .failure(let failure) = library { detail = failure.reason }
+    return "no transport for https: \(detail); install OpenSSL (libssl), \(remedy)"
+  }
+
+  /// Throws the error `request` would end in when nothing can carry it, before any attempt: a
+  /// missing library is not a transient failure, so it is never retried. A request that is
+  /// invalid as given is left to the attempt, which refuses it after the interceptors ran.
+  private func checkTransport(for request: HTTPRequest) throws(HTTPError) {
+    guard (try? RequestValidation.validate(request)) != nil else { return }
+    _ = try transport(for: request.url)
   }
 
   // MARK: - Attempts, interceptors and retries
@@ -118,6 +174,7 @@ final class RequestExecutor: Sendable {
   func execute(_ request: HTTPRequest) async throws(HTTPError) -> HTTPResponseMessage {
     var attempt = 1
     var interceptorRetried = false
+    try checkTransport(for: request)
     while true {
       let prepared = try await prepare(request)
       let outcome: Result<HTTPResponseMessage, HTTPError>
@@ -176,6 +233,7 @@ final class RequestExecutor: Sendable {
   /// Opens `request` as a stream after the interceptors' `prepare` (no retries: reconnecting
   /// is the caller's choice).
   func openStream(_ request: HTTPRequest) async throws(HTTPError) -> StreamedResponse {
+    try checkTransport(for: request)
     let prepared = try await prepare(request)
     return try await stream(
       prepared, headTimeout: (prepared.timeout ?? policy.timeout).seconds,

@@ -4,7 +4,7 @@
 /// Both transports wait for their exchanges this way. A transfer fails only with an
 /// `HTTPError`; anything else the continuation is resumed with counts as a cancellation.
 @inline(__always)
-func waitForTransfer<T: Sendable>(
+package func waitForTransfer<T: Sendable>(
   _ start: (CheckedContinuation<T, any Error>) -> Void,
   onCancel: @Sendable () -> Void
 ) async throws(HTTPError) -> T {

@@ -13,7 +13,7 @@ import TetherSupport
 ///
 /// One consumer at a time calls ``next()``; dropping the consumer side (``Reader``) or
 /// cancelling its task ends the transfer.
-final class StreamBody: Sendable {
+package final class StreamBody: Sendable {
   private struct State {
     var chunks: [Data] = []
     var head = 0
@@ -25,7 +25,7 @@ final class StreamBody: Sendable {
   }
 
   /// The default bound of unread bytes per stream.
-  static let defaultHighWater = 256 << 10
+  package static let defaultHighWater = 256 << 10
 
   let highWater: Int
   let lowWater: Int
@@ -36,7 +36,7 @@ final class StreamBody: Sendable {
   /// - Parameters:
   ///   - resume: Called (from the consumer's thread) when a paused transfer may read again.
   ///   - cancel: Called once when the consumer goes away before the end.
-  init(
+  package init(
     highWater: Int = StreamBody.defaultHighWater, resume: @escaping @Sendable () -> Void,
     cancel: @escaping @Sendable () -> Void
   ) {
@@ -49,7 +49,7 @@ final class StreamBody: Sendable {
   // MARK: - The transport's side
 
   /// Hands `chunk` to the consumer; returns `true` when the transport should pause.
-  func append(_ chunk: Data) -> Bool {
+  package func append(_ chunk: Data) -> Bool {
     let (waiter, pause) = state.withLock {
       state -> (CheckedContinuation<Data?, any Error>?, Bool) in
       guard state.end == nil, !state.cancelled else { return (nil, false) }
@@ -70,7 +70,7 @@ final class StreamBody: Sendable {
   }
 
   /// Ends the body: normally (`nil`) or with `error`, after what is buffered.
-  func finish(_ error: HTTPError?) {
+  package func finish(_ error: HTTPError?) {
     let waiter = state.withLock { state -> CheckedContinuation<Data?, any Error>? in
       guard state.end == nil else { return nil }
       state.end = .some(error)
@@ -154,7 +154,7 @@ final class StreamBody: Sendable {
   }
 
   /// The consumer stopped: the transfer ends and nothing more is buffered.
-  func consumerGone() {
+  package func consumerGone() {
     let (waiter, mustCancel) = state.withLock {
       state -> (CheckedContinuation<Data?, any Error>?, Bool) in
       guard !state.cancelled else { return (nil, false) }

@@ -4,6 +4,9 @@ enum ConfigEvent: Sendable {
   case registered
   /// These entries changed, by an activation or by new defaults.
   case changed(Set<String>, activation: Bool)
+  /// The config answered its keys (see `RemoteConfig+FirstAnswer.swift`); every observer
+  /// receives it.
+  case answered(FirstAnswer)
 }
 
 /// An observer of a ``RemoteConfig``'s changes. Events reach observers one at a time, in the

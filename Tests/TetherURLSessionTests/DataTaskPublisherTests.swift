@@ -1,11 +1,9 @@
 import Foundation
 import Streams
-import Synchronization
 import TestSupport
 import Testing
-import Tether
-import TetherHTTP
 import TetherSupport
+import TetherURLSession
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking

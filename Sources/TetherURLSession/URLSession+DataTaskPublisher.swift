@@ -1,7 +1,5 @@
 import Foundation
 import Streams
-import Synchronization
-import Tether
 import TetherSupport
 
 #if canImport(FoundationNetworking)
