@@ -9,8 +9,8 @@
 /// ```
 ///
 /// Immutable once made, so any thread may start sessions from it. Making one fails with
-/// ``TLSFailure/libraryUnavailable(_:)`` where OpenSSL cannot be loaded (the caller falls
-/// back to URLSession) and with ``TLSFailure/invalidConfiguration(_:)`` for a PEM that holds
+/// ``TLSFailure/libraryUnavailable(_:)`` where OpenSSL cannot be loaded (the request then
+/// fails with a typed reason; there is no fallback) and with ``TLSFailure/invalidConfiguration(_:)`` for a PEM that holds
 /// no certificate or a key that does not match.
 final class TLSContext: @unchecked Sendable {
   // @unchecked Sendable: `handle` is configured in `init` and never changed after; OpenSSL

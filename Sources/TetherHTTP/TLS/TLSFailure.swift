@@ -5,8 +5,9 @@
 /// A certificate that fails verification is always one of these: never a crash, never a
 /// connection that goes on unverified.
 enum TLSFailure: Error, Equatable, Sendable {
-  /// OpenSSL cannot be used in this process (not installed, not version 3, a function
-  /// missing, or not Linux): the request goes through URLSession instead.
+  /// OpenSSL cannot be used in this process (not installed, older than 1.1.1, a function
+  /// missing, or not Linux): the request fails with `HTTPError.unreachable`, whose reason
+  /// names the fix (install OpenSSL, or opt into URLSession with TetherURLSession).
   case libraryUnavailable(String)
   /// The server's certificate (or one in its chain) has expired.
   case certificateExpired

@@ -11,7 +11,8 @@ import TetherSupport
 /// on a continuation that a loop resumes.
 ///
 /// `https` needs OpenSSL (``OpenSSLLibrary``): where it cannot be loaded the engine does not
-/// carry `https` (``carries(_:)``) and the executor hands those requests to URLSession.
+/// carry `https` (``carries(_:)``), and the executor fails those requests with a typed reason
+/// (a client that opted into URLSession with TetherURLSession does not use this engine).
 ///
 /// One engine per ``HTTPClient``: its pools, and their caps, are that client's.
 final class SocketEngine: Transport {
