@@ -85,6 +85,7 @@ public struct LoadContinuation<Value: Sendable>: Sendable {
 }
 
 /// An outcome with the stored version a key handed over with it.
+@usableFromInline
 struct Versioned<Outcome: Sendable>: Sendable {
   var outcome: Outcome
   var version: SharedVersion?

@@ -18,9 +18,11 @@
 ///   be that save's own write arriving before its answer.
 /// - A refused save that hands over the stored version makes it the holders' version; a
 ///   change made while it was in flight was derived from the refused value and is dropped.
+@usableFromInline
 package struct VersionEngine: Sendable, Equatable {
   /// What a local change was derived from, captured when its `withLock` body ran (under the
   /// value's lock, so nothing delivered can slip in between).
+  @usableFromInline
   package struct Basis: Sendable, Equatable {
     /// How many times the holders had taken someone else's version then.
     package var generation: UInt64
@@ -43,7 +45,7 @@ package struct VersionEngine: Sendable, Equatable {
   package enum Arrival: Sendable, Equatable {
     /// The holders take it: it is someone else's newer value.
     case take
-    /// A save is in flight: keep it (only the newest) until the save ends.
+    /// A save is in flight: keep it until the save ends, replacing any value held before.
     case hold
     /// Drop it: this process's own write, a version the holders have, an older one, or a load
     /// answer overtaken by what happened since it began.
@@ -190,7 +192,7 @@ package struct VersionEngine: Sendable, Equatable {
       guard let stored, isNewer(version, than: stored) == true else { return .ignore }
     }
     if inFlight {
-      if let held, isNewer(version, than: held) == false { return .hold }
+      if let held, isNewer(version, than: held) == false { return .ignore }
       held = version
       return .hold
     }
@@ -200,7 +202,7 @@ package struct VersionEngine: Sendable, Equatable {
 
   /// The version a save derived from `basis` is conditional on: the newest known, unless
   /// someone else's version was taken since the change was made.
-  private func condition(for basis: Basis) -> SharedVersion? {
+  package func condition(for basis: Basis) -> SharedVersion? {
     basis.generation == generation ? stored : basis.version
   }
 
