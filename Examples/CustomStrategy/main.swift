@@ -61,12 +61,13 @@ func run() async throws -> Bool {
 }
 
 /// Waits up to 5 seconds for `condition`.
-func eventually(_ condition: () -> Bool) async -> Bool {
+func eventually(_ condition: () async -> Bool) async -> Bool {
   let deadline = ContinuousClock.now + .seconds(5)
-  while !condition(), ContinuousClock.now < deadline {
+  while ContinuousClock.now < deadline {
+    if await condition() { return true }
     try? await Task.sleep(for: .milliseconds(1))
   }
-  return condition()
+  return await condition()
 }
 
 /// The stored text of `name`, read the way the key reads it.
@@ -84,8 +85,8 @@ func versions() async throws -> Bool {
   let store = RevisionStore()
   @Shared(RevisionKey(name: "stock", store: store)) var stock = 10
   for _ in 0..<20 { $stock.withLock { $0 -= 1 } }
-  guard await eventually({ stock == -10 }), await stored("stock", in: store) == "-10" else {
-    print("error: the holder's own saves did not all land")
+  guard await eventually({ await stored("stock", in: store) == "-10" }) else {
+    print("error: the holder's own saves did not all land: stock \(stock), store \(await stored("stock", in: store) ?? "nothing"), saveError \($stock.saveError.map { "\($0)" } ?? "nil")")
     return false
   }
   print(
@@ -117,7 +118,7 @@ func versions() async throws -> Bool {
   }
   for _ in 0..<30 { try await $stock.update { $0 -= 1 } }
   await other.value
-  guard await eventually({ stock == 40 }), await stored("stock", in: store) == "40" else {
+  guard await eventually({ await stored("stock", in: store) == "40" && stock == 40 }) else {
     print("error: updates were lost (stock \(stock))")
     return false
   }
