@@ -13,7 +13,9 @@ extension EtcdKeyStore {
   /// `version` is the one the holders' value was derived from (`SaveContinuation.version`,
   /// captured under the reference's lock when the body ran): a change of someone else's that
   /// arrived while the body ran makes this save a conflict, not an overwrite. A save that
-  /// lands resumes with the `mod_revision` it wrote.
+  /// lands resumes with the `mod_revision` it wrote; a refused one hands the stored value
+  /// and its version (or the deletion) over with ``EtcdError/conflict(key:)``, so that every
+  /// holder converges on it.
   func save(_ value: Value, derivedFrom version: SharedVersion?, continuation: SaveContinuation) {
     let bytes: Data
     do {
@@ -28,8 +30,20 @@ extension EtcdKeyStore {
     }
     writes.enqueue { [self] in
       do throws(EtcdError) {
-        let written = try await write(bytes, derivedFrom: seen)
-        continuation.resume(version: written.shared)
+        switch try await write(bytes, derivedFrom: seen) {
+        case .written(let version): continuation.resume(version: version.shared)
+        case .refused(let version, nil):
+          continuation.resume(
+            conflict: EtcdError.conflict(key: name), nothingStoredAt: version.shared)
+        case .refused(let version, let bytes?):
+          switch self.value(from: bytes) {
+          case .success(let stored):
+            continuation.resume(
+              conflict: EtcdError.conflict(key: name), storedValue: stored, version: version.shared)
+          // Tether loads it, and the load reports what does not decode.
+          case .failure: continuation.resume(conflict: EtcdError.conflict(key: name))
+          }
+        }
       } catch {
         continuation.resume(throwing: error)
         if error.isTransient {
@@ -59,8 +73,11 @@ extension EtcdKeyStore {
       writes.enqueue { [self] in
         guard state.withLock({ $0.saveGeneration == generation }) else { return }
         do throws(EtcdError) {
-          try await write(bytes, derivedFrom: seen)
-          continuation.resolvedLater(with: .success(()))
+          if case .refused = try await write(bytes, derivedFrom: seen) {
+            continuation.resolvedLater(with: .failure(EtcdError.conflict(key: name)))
+          } else {
+            continuation.resolvedLater(with: .success(()))
+          }
         } catch {
           if error.isTransient {
             retry(
@@ -104,12 +121,10 @@ extension EtcdKeyStore {
   /// One save of `bytes`, resolving lost answers: a write whose answer was lost is sent again
   /// with the same compare; if that compare fails because the key already holds exactly these
   /// bytes, the first one landed. If it holds the bytes of an earlier save of ours whose
-  /// outcome was unknown, that one landed late: the write goes on over it. Returns the
-  /// version written.
-  @discardableResult
+  /// outcome was unknown, that one landed late: the write goes on over it.
   private func write(
     _ bytes: Data, derivedFrom seen: EtcdVersion?
-  ) async throws(EtcdError) -> EtcdVersion {
+  ) async throws(EtcdError) -> SaveOutcome {
     // The cluster's `timeout` bounds the whole save, resends included: without a quorum the
     // holders hear of it (`saveError`) within that time, and the background retry goes on.
     let deadline = ContinuousClock.now + cluster.timeout
@@ -123,7 +138,7 @@ extension EtcdKeyStore {
             try await cluster.put(key, bytes, lease: lease, timeout: remaining())
           }
           observe(revision, ownKeyValue(bytes, revision: revision), own: true)
-          return .stored(revision)
+          return .written(.stored(revision))
         } catch {
           guard case .outcomeUnknown = error, lost < 3, ContinuousClock.now < deadline else {
             throw error
@@ -132,7 +147,7 @@ extension EtcdKeyStore {
         }
       }
     }
-    var base = try await self.base(of: bytes, derivedFrom: seen)
+    guard var base = try await self.base(of: bytes, derivedFrom: seen) else { return refusal() }
     var uncertain = false
     var lost = 0
     var lateLandings = 0
@@ -158,7 +173,7 @@ extension EtcdKeyStore {
       }
       if result.succeeded {
         observe(result.revision, ownKeyValue(bytes, revision: result.revision), own: true)
-        return .stored(result.revision)
+        return .written(.stored(result.revision))
       }
       endWrite()
       let current = result.ranges.first?.first
@@ -171,7 +186,7 @@ extension EtcdKeyStore {
         uncertain || recognised || state.withLock({ $0.unresolved.contains(bytes) })
       {
         observe(result.revision, current, own: true)
-        return .stored(current.modRevision)
+        return .written(.stored(current.modRevision))
       }
       if let current, lateLandings < 3, current.modRevision != base.modRevision,
         recognised
@@ -186,22 +201,28 @@ extension EtcdKeyStore {
         continue
       }
       publish(observe(result.revision, current))
-      throw .conflict(key: name)
+      if let current { return .refused(.stored(current.modRevision), current.value) }
+      return refusal()
     }
   }
 
-  /// The version a save of `bytes` derived from `seen` writes over, or a conflict when it can
-  /// be told without a write: a deletion older than the newest version known here (etcd sees
-  /// every deletion as `mod_revision` 0, so its compare cannot tell them apart).
+  /// A refused save, with the newest version known here and its bytes.
+  private func refusal() -> SaveOutcome {
+    state.withLock { state in .refused(state.newest ?? .absent(since: state.knownAt), state.stored)
+    }
+  }
+
+  /// The version a save of `bytes` derived from `seen` writes over, or `nil` when it is
+  /// refused without a write: a deletion older than the newest version known here (etcd sees
+  /// every deletion as `mod_revision` 0, so its compare cannot tell them apart), or, when
+  /// nothing was seen, a stored value other than `bytes`.
   private func base(
     of bytes: Data, derivedFrom seen: EtcdVersion?
-  ) async throws(EtcdError) -> EtcdVersion {
+  ) async throws(EtcdError) -> EtcdVersion? {
     if let base = self.base(derivedFrom: seen) {
       let newest = state.withLock { $0.newest }
       guard base.isAbsent, let newest, newest != base else { return base }
-      // Holders hear of the newest version from the read, if they have not yet.
-      _ = try? await read(publishing: true)
-      throw .conflict(key: name)
+      return nil
     }
     // Nothing seen yet (the load failed): only an absent key, or one that already holds
     // these bytes, may be written without overwriting a version nobody here has seen.
@@ -210,9 +231,17 @@ extension EtcdKeyStore {
     let change = observe(range.revision, current)
     if let current, current.value != bytes {
       publish(change)
-      throw .conflict(key: name)
+      return nil
     }
     return EtcdVersion(current, at: range.revision)
+  }
+
+  /// How a save ended, when etcd answered.
+  enum SaveOutcome {
+    /// Written at this version.
+    case written(EtcdVersion)
+    /// Refused: what is stored now, at its version (`nil` bytes: nothing is stored).
+    case refused(EtcdVersion, Data?)
   }
 
   func ownKeyValue(_ bytes: Data, revision: Int64) -> EtcdKeyValue {

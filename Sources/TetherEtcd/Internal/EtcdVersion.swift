@@ -36,24 +36,23 @@ enum EtcdVersion: Sendable, Hashable {
     self = keyValue.map { .stored($0.modRevision) } ?? .absent(since: revision)
   }
 
-  /// How holders see it: a stored value's `mod_revision` (`"42"`), a deletion as
-  /// `"absent@42"`.
+  /// How holders see it: a stored value's `mod_revision`, a deletion as
+  /// ``SharedVersion/deleted(at:)`` its revision.
   var shared: SharedVersion {
     switch self {
     case .stored(let revision): SharedVersion(revision)
-    case .absent(since: let revision): SharedVersion("absent@\(revision)")
+    case .absent(since: let revision): .deleted(at: SharedVersion(revision))
     }
   }
 
-  /// The version a holder was handed, or `nil` for one this key never handed out. A plain 0
-  /// (how absence was once spelled) is an absence older than any other.
+  /// The version a holder was handed, or `nil` for one this key never handed out and for
+  /// ``SharedVersion/absent`` (nothing seen: the save writes only if nothing is stored).
   init?(_ version: SharedVersion) {
-    if let number = version.number {
+    if let deletion = version.deletedAt?.number {
+      self = .absent(since: deletion)
+    } else if let number = version.number {
+      // A plain 0 (how absence was once spelled) is an absence older than any other.
       self = number == 0 ? .absent(since: 0) : .stored(number)
-    } else if version.rawValue.hasPrefix("absent@"),
-      let since = Int64(version.rawValue.dropFirst("absent@".count))
-    {
-      self = .absent(since: since)
     } else {
       return nil
     }

@@ -80,7 +80,7 @@ public struct EtcdKey<Value: Sendable>: SharedKey, AtomicSharedKey {
   public var id: ID { ID(cluster: ObjectIdentifier(cluster), key: key) }
 
   /// Reads the key (linearizable); a missing key is the initial value, whose version is the
-  /// deletion (`"absent@<revision>"`), a version of its own.
+  /// deletion (``/Tether/SharedVersion/deleted(at:)`` a revision), a version of its own.
   public func load(context: LoadContext<Value>, continuation: LoadContinuation<Value>) {
     Task { [store] in
       do throws(EtcdError) {
