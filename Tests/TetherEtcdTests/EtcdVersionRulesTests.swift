@@ -47,13 +47,30 @@ struct EtcdVersionRulesTests {
     func machine() -> EtcdCluster { client(server) }
     func put(_ key: String, _ text: String) async { await server.put(key, text) }
     func delete(_ key: String) async { await server.delete(key) }
+    /// Blocks on a plain socket, never on the concurrency pool: the body holding the value's
+    /// lock waits for it, and a pool thread waiting for that lock could be the one a task
+    /// doing the delete would need.
     func deleteNow(_ key: String) {
-      let done = DispatchSemaphore(value: 0)
-      Task.detached { [server] in
-        await server.delete(key)
-        done.signal()
+      let body = #"{"key":"\#(Data(key.utf8).base64EncodedString())"}"#
+      let request =
+        "POST /v3/kv/deleterange HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)"
+      let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+      defer { close(fd) }
+      var address = sockaddr_in()
+      address.sin_family = sa_family_t(AF_INET)
+      address.sin_port = server.members[0].clientPort.bigEndian
+      address.sin_addr.s_addr = inet_addr("127.0.0.1")
+      let connected = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+          connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        }
       }
-      done.wait()
+      guard connected == 0 else { return Issue.record("cannot reach etcd to delete") }
+      _ = Array(request.utf8).withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
+      // The answer (read to its end) means the delete is committed.
+      var buffer = [UInt8](repeating: 0, count: 4096)
+      while recv(fd, &buffer, buffer.count, 0) > 0 {}
     }
     func stored(_ key: String) async -> String? { await server.stored(key) }
   }
