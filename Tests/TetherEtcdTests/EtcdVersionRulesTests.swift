@@ -66,7 +66,10 @@ struct EtcdVersionRulesTests {
           connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
         }
       }
-      guard connected == 0 else { return Issue.record("cannot reach etcd to delete") }
+      guard connected == 0 else {
+        Issue.record("cannot reach etcd to delete")
+        return
+      }
       _ = Array(request.utf8).withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
       // The answer (read to its end) means the delete is committed.
       var buffer = [UInt8](repeating: 0, count: 4096)
