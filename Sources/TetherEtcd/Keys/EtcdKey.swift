@@ -79,17 +79,17 @@ public struct EtcdKey<Value: Sendable>: SharedKey, AtomicSharedKey {
   /// The cluster and the key.
   public var id: ID { ID(cluster: ObjectIdentifier(cluster), key: key) }
 
-  /// Reads the key (linearizable); a missing key is the initial value.
+  /// Reads the key (linearizable); a missing key is the initial value, whose version is the
+  /// deletion (``/Tether/SharedVersion/deleted(at:)`` a revision), a version of its own.
   public func load(context: LoadContext<Value>, continuation: LoadContinuation<Value>) {
     Task { [store] in
       do throws(EtcdError) {
-        let (_, keyValue) = try await store.read(publishing: false)
-        guard let keyValue else {
-          return continuation.resumeReturningInitialValue(version: SharedVersion(0))
+        let (version, bytes) = try await store.load()
+        guard let bytes else {
+          return continuation.resumeReturningInitialValue(version: version.shared)
         }
-        switch store.value(from: keyValue.value) {
-        case .success(let value):
-          continuation.resume(returning: value, version: SharedVersion(keyValue.modRevision))
+        switch store.value(from: bytes) {
+        case .success(let value): continuation.resume(returning: value, version: version.shared)
         case .failure(let error): continuation.resume(throwing: error)
         }
       } catch {
