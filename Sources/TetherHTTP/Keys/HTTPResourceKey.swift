@@ -48,7 +48,7 @@ public struct HTTPResourceKey<Parameters: Encodable & Sendable, Value: Sendable>
   /// Whether a resource without validators is overwritten without a precondition.
   public let lastWriterWins: Bool
   let write:
-    @Sendable (HTTPClient, Value, (etag: String?, lastModified: String?)) async throws(HTTPError)
+    @Sendable (HTTPClient, Value, WritePrecondition) async throws(HTTPError)
       -> (HTTPResponseMessage, URL)
   let writes: Writes
 
@@ -59,17 +59,22 @@ public struct HTTPResourceKey<Parameters: Encodable & Sendable, Value: Sendable>
     self.reader = reader
     self.lastWriterWins = lastWriterWins
     let parameters = reader.parameters
-    write = { client, value, validators throws(HTTPError) in
+    write = { client, value, precondition throws(HTTPError) in
       var request = try client.request(for: save, parameters, body: value)
-      if let etag = validators.etag, !etag.hasPrefix("W/") {
+      switch precondition {
+      case .absent:
+        request.setHeader("If-None-Match", "*")
+      case .matching(let etag?, _) where !etag.hasPrefix("W/"):
         request.setHeader("If-Match", etag)
-      } else if let lastModified = validators.lastModified {
+      case .matching(_, let lastModified?):
         request.setHeader("If-Unmodified-Since", lastModified)
-      } else if !lastWriterWins {
-        throw .invalidRequest(
-          "\(HTTPError.redacted(request.url)) offers no strong ETag and no Last-Modified, so "
-            + "a save cannot be conditional and could overwrite another writer's change; "
-            + "opt into lastWriterWins to allow it")
+      case .matching:
+        guard lastWriterWins else {
+          throw .invalidRequest(
+            "\(HTTPError.redacted(request.url)) offers no strong ETag and no Last-Modified, so "
+              + "a save cannot be conditional and could overwrite another writer's change; "
+              + "opt into lastWriterWins to allow it")
+        }
       }
       // A conditional write is safe to repeat: a retry after a lost answer gets a 412.
       let response = try await client.response(for: request)
@@ -114,43 +119,82 @@ public struct HTTPResourceKey<Parameters: Encodable & Sendable, Value: Sendable>
     }
   }
 
-  /// Reads the latest stored value, applies `transform`, and saves it with `If-Match`,
-  /// starting again on 412.
+  /// How long `update` keeps retrying after conflicts before it throws
+  /// ``HTTPError/conflict(url:)``.
+  static var updateDeadline: Duration { .seconds(30) }
+
+  /// Reads the latest stored value, applies `transform`, and saves it with `If-Match` (or
+  /// `If-None-Match: *` when the resource does not exist), starting again on 412 after a
+  /// jittered back-off, for up to 30 seconds.
   public func update(
     _ transform: @escaping @Sendable (inout Value) throws -> Void, initialValue: Value,
     continuation: UpdateContinuation<Value>
   ) {
     writes.queue.enqueue {
-      var lastError = HTTPError.cancelled
-      for _ in 0..<16 {
+      let deadline = ContinuousClock.now + Self.updateDeadline
+      var conflicts = 0
+      while true {
+        let attempt = ContinuousClock.now
         do throws(HTTPError) {
-          guard case .value(var value, let version) = try await reader.fetch(conditional: false)
-          else {
-            continue
-          }
+          let (latest, version) = try await readLatest()
+          var value = latest ?? initialValue
           let transformed = Result { try transform(&value) }
           if case .failure(let error) = transformed { return continuation.resume(throwing: error) }
-          let stored = try await store(value, derivedFrom: version)
+          let stored = try await store(value, derivedFrom: version, absent: latest == nil)
           return continuation.resume(returning: stored)
         } catch {
-          lastError = error
-          guard case .conflict = error else { break }
+          guard case .conflict = error else { return continuation.resume(throwing: error) }
+          // Equal writers that retry at once retry together, and one of them loses every
+          // round: wait a random part of a ceiling that starts at two attempts' time and
+          // doubles per conflict (the one `Backoff`, full jitter).
+          conflicts += 1
+          let took = max(ContinuousClock.now - attempt, .microseconds(500))
+          let backoff = Backoff(initial: took * 2, maximum: .seconds(1))
+          let wait = backoff.delay(afterFailures: conflicts) ?? .seconds(1)
+          guard ContinuousClock.now + wait < deadline else {
+            return continuation.resume(throwing: error)
+          }
+          try? await Task.sleep(for: wait)
         }
       }
-      continuation.resume(throwing: lastError)
+    }
+  }
+
+  /// The stored value and its version, or `nil` when the resource does not exist (404).
+  private func readLatest() async throws(HTTPError) -> (Value?, SharedVersion?) {
+    do throws(HTTPError) {
+      guard case .value(let value, let version) = try await reader.fetch(conditional: false)
+      else { return (nil, nil) }
+      return (value, version)
+    } catch .status(404, _, _, _) {
+      return (nil, nil)
     }
   }
 
   /// One write conditional on the version `value` was derived from (or on the run of this
-  /// key's own writes since it); the holders then get what the server stored, with its
-  /// version. Returns the stored value.
+  /// key's own writes since it), or on "absent" when it was derived from nothing this key
+  /// has seen; the holders then get what the server stored, with its version. Returns the
+  /// stored value.
   @discardableResult
   private func store(
-    _ value: Value, derivedFrom version: SharedVersion?
+    _ value: Value, derivedFrom version: SharedVersion?, absent: Bool = false
   ) async throws(HTTPError) -> Value {
-    let base = reader.validators.base(derivedFrom: version)
-    let (response, url) = try await write(
-      reader.client, value, base?.validators ?? reader.validators.current)
+    // No version, unless the holders' value came without one, means nothing was seen: the
+    // value is derived from "nothing stored" (or from this key's own writes since).
+    let nothing = Validators.nothingStored
+    let derived =
+      absent ? nothing : version ?? (reader.validators.lastDeliveredWithoutVersion ? nil : nothing)
+    let base = reader.validators.base(derivedFrom: derived)
+    let precondition: WritePrecondition
+    if base == nothing {
+      precondition = .absent
+    } else {
+      let validators = base?.validators ?? reader.validators.current
+      precondition = .matching(etag: validators.etag, lastModified: validators.lastModified)
+    }
+    reader.validators.beginWrite()
+    defer { reader.validators.endWrite() }
+    let (response, url) = try await write(reader.client, value, precondition)
     if !response.body.isEmpty, (200..<300).contains(response.status),
       let stored = try? reader.endpoint.decode(response, url: url)
     {
@@ -176,6 +220,15 @@ public struct HTTPResourceKey<Parameters: Encodable & Sendable, Value: Sendable>
     else { return }
     writes.subscriber(of: Value.self)?.yield(newer, version: version)
   }
+}
+
+/// What a save requires of the stored resource.
+enum WritePrecondition: Sendable {
+  /// The version named by these validators (`If-Match`, else `If-Unmodified-Since`; neither:
+  /// no precondition, which only `lastWriterWins` allows).
+  case matching(etag: String?, lastModified: String?)
+  /// No version at all (`If-None-Match: *`): the value was derived from nothing seen.
+  case absent
 }
 
 /// A key's serial write queue (the one ``SerialWriteQueue`` of networked keys) and its current
