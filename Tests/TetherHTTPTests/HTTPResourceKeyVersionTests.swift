@@ -33,7 +33,7 @@ import TetherHTTP
     let resource = WritableResource(json(Item(id: 0, name: "counter")))
     server.serve(resource, at: "/items/1")
     let perWriter = 25
-    for round in 1...3 {
+    for round in 1...4 {
       let writers = (0..<4).map { writer in
         Shared(wrappedValue: Item(id: -1, name: ""), Self.key(server, writer: writer + 4 * round))
       }
@@ -49,6 +49,27 @@ import TetherHTTP
       #expect(resource.document.text.contains(#""id":\#(expected)"#), "round \(round)")
       #expect(resource.acceptedWrites == expected)
     }
+  }
+
+  /// Issue #32, defect 5: a writer that loses twenty rounds in a row to another writer keeps
+  /// trying (with back-off, within the deadline) instead of throwing `conflict` after 16.
+  @Test func anUpdateThatLosesTwentyRoundsStillLands() async throws {
+    let server = try TestHTTPServer()
+    let resource = WritableResource(json(Item(id: 0, name: "counter")))
+    let rounds = Rounds()
+    server.setHandler(at: "/items/1") { request in
+      // Another writer's increment lands just before each of the first 20 writes.
+      if request.method == "PUT", rounds.next() <= 20 {
+        let current = try! JSONDecoder().decode(Item.self, from: resource.document.body)
+        resource.replace(with: json(Item(id: current.id + 1, name: "counter")))
+      }
+      return resource.respond(to: request)
+    }
+    let counter = Shared(wrappedValue: Item(id: -1, name: ""), Self.key(server))
+    let stored = try await counter.update { $0.id += 1; return $0.id }
+    #expect(stored == 21)
+    #expect(resource.document.text.contains(#""id":21"#))
+    #expect(resource.acceptedWrites == 1)
   }
 
   /// Issue #32, deliver 2: a change made before the first load answered is derived from
@@ -107,37 +128,60 @@ import TetherHTTP
     try await waitUntil("the newer value") { other.wrappedValue.name == "theirs" }
   }
 
-  /// Issue #32, deliver 8: a poll answered after this key's own save landed carries the
-  /// representation from before it. The holder neither goes back to it nor has its own write
-  /// reported again as a change afterwards.
+  /// Issue #32, deliver 8: a poll sent while this key's own save was in flight, and answered
+  /// after a later save landed, carries a representation older than the holder's. The holder
+  /// neither goes back to it nor has its own write reported again as a change afterwards.
   @Test func aPollOlderThanALandedSaveNeverTakesTheValueBack() async throws {
     let server = try TestHTTPServer()
     let resource = WritableResource(json(Item(id: 1, name: "one")))
     let gets = Gate()
+    let puts = Gate()
     server.setHandler(at: "/items/1") { request in
       let response = resource.respond(to: request)
       if request.method == "GET" { gets.holdIfArmed() }
+      if request.method == "PUT" { puts.holdIfArmed() }
       return response
     }
-    defer { gets.release() }
+    defer {
+      gets.release()
+      puts.release()
+    }
     @Shared(Self.key(server, every: .milliseconds(10))) var item = Item(id: 0, name: "default")
     try await waitUntil("the loaded value") { item.name == "one" }
     let seen = Names()
     let cancellable = $item.publisher.sink { seen.append($0.name) }
     defer { cancellable.cancel() }
 
+    // The first save is stored, and its answer held.
+    puts.arm()
+    $item.withLock { $0.name = "a" }
+    try await waitUntil("the first save stored, its answer held") { puts.isHolding }
+    // A poll (conditional on the loaded version) reads the first save's representation.
     gets.arm()
-    try await waitUntil("a poll read \"one\" and is held") { gets.isHolding }
-    $item.withLock { $0.name = "mine" }
+    try await waitUntil("a poll read \"a\" and is held") { gets.isHolding }
+    puts.release()
+    // A second save lands after the first; then the poll's answer arrives.
+    $item.withLock { $0.name = "b" }
     try await $item.save()
-    #expect(resource.document.text.contains("mine"))
+    #expect(resource.document.text.contains(#""name":"b""#))
     gets.release()
-    // Two more polls answered after the stale one: an echo would have arrived by then.
+    // Three more polls answered after the stale one: an echo would have arrived by then.
     let polled = server.requestCount(at: "/items/1")
-    try await waitUntil("two later polls") { server.requestCount(at: "/items/1") >= polled + 3 }
-    #expect(item.name == "mine")
-    #expect(seen.all == ["one", "mine"])
+    try await waitUntil("later polls") { server.requestCount(at: "/items/1") >= polled + 4 }
+    #expect(item.name == "b")
+    #expect(seen.all == ["one", "a", "b"])
     #expect($item.saveError == nil)
+  }
+}
+
+/// Counts the rounds a server handler plays.
+private final class Rounds: Sendable {
+  private let count = LockedState(0)
+  func next() -> Int {
+    count.withLock {
+      $0 += 1
+      return $0
+    }
   }
 }
 
