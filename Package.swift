@@ -99,6 +99,8 @@ let package = Package(
       name: "TetherTests",
       dependencies: [
         "Streams", "Tether", "TetherSupport", "TetherTesting", "TestSupport", "tether-test-child",
+        // Run by CustomStrategyExampleTests: the article's example, checked end to end.
+        "CustomStrategy",
       ]
     ),
     // The second process TetherHTTPTests measures peak memory in.

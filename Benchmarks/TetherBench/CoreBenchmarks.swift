@@ -1,4 +1,7 @@
+import Dispatch
+import Foundation
 import Streams
+import Synchronization
 import Tether
 
 #if canImport(Glibc)
@@ -74,6 +77,24 @@ func coreBenchmarks() -> [Benchmark] {
       for _ in 0..<n { try await shared.update { $0 &+= 1 } }
       return shared.withLock { $0 }
     },
+    Benchmark(
+      "core.withlock-slow-save",
+      note: "count, not ns: saves that reached a key whose saves take 5 ms, of 1,000 withLocks",
+      custom: {
+        let store = SlowSaveStore()
+        let shared = Shared<UInt64>(wrappedValue: 0, SlowSaveKey(store: store))
+        for _ in 0..<1_000 { shared.withLock { $0 &+= 1 } }
+        let deadline = ContinuousClock.now + .seconds(30)
+        while store.state.withLock({ $0.value }) != 1_000, ContinuousClock.now < deadline {
+          try await Task.sleep(for: .milliseconds(1))
+        }
+        let (saves, value) = store.state.withLock { ($0.saves, $0.value) }
+        FileHandle.standardError.write(
+          Data(
+            ("core.withlock-slow-save: 1,000 withLocks, \(saves) saves reached the key, "
+              + "stored \(value)\n").utf8))
+        return (Double(saves), value)
+      }),
     Benchmark(
       "core.load-rekey", note: "target <= 2000 ns; re-point a holder at an existing key",
       operations: 100_000
@@ -222,4 +243,37 @@ private func heapBytesInUse() -> Int {
   #else
   return 0
   #endif
+}
+
+/// The store of `core.withlock-slow-save`: a value, its revision, and how many saves reached it.
+final class SlowSaveStore: Sendable {
+  let state = Mutex<(value: UInt64, revision: Int, saves: Int)>((0, 0, 0))
+  let queue = DispatchQueue(label: "SlowSaveStore")
+}
+
+/// A key whose every save takes 5 ms (written on the store's queue, then resumed with the
+/// revision it wrote); each instance is its own value.
+struct SlowSaveKey: SharedKey {
+  let store: SlowSaveStore
+  var id: ObjectIdentifier { ObjectIdentifier(store) }
+
+  func load(context: LoadContext<UInt64>, continuation: LoadContinuation<UInt64>) {
+    continuation.resumeReturningInitialValue(version: .absent)
+  }
+
+  func subscribe(
+    context: LoadContext<UInt64>, subscriber: SharedSubscriber<UInt64>
+  ) -> SharedSubscription { SharedSubscription {} }
+
+  func save(_ value: UInt64, context: SaveContext, continuation: SaveContinuation) {
+    store.queue.asyncAfter(deadline: .now() + .milliseconds(5)) { [store] in
+      let revision = store.state.withLock { state -> Int in
+        state.value = value
+        state.revision += 1
+        state.saves += 1
+        return state.revision
+      }
+      continuation.resume(version: SharedVersion(revision))
+    }
+  }
 }

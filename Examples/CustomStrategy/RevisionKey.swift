@@ -1,82 +1,104 @@
+import Dispatch
 import Foundation
 import Synchronization
 import Tether
 
 /// A store with versions, as a database row with a revision column or etcd is: every write
-/// gets a new revision, and a write can require the revision it expects.
+/// gets a new revision, a deletion too, and a write can require the version it was derived
+/// from. Like a store across a network, it answers later: on its own serial queue, which also
+/// tells observers of every change, in order.
 final class RevisionStore: Sendable {
-  /// A write that required a revision found a newer one.
+  /// A write found the store no longer at the version it required.
   struct Conflict: Error, CustomStringConvertible {
-    var description: String { "someone else wrote first; the newer value was loaded" }
+    /// What is stored now (`nil`: nothing), at `version`.
+    var text: String?
+    var version: SharedVersion
+    var description: String { "someone else wrote first (now \(text ?? "nothing"))" }
   }
 
   private struct Row {
-    var text: String
+    var text: String?  // nil: deleted
     var revision: Int
+    var version: SharedVersion {
+      text == nil ? .deleted(at: SharedVersion(revision)) : SharedVersion(revision)
+    }
   }
   private let rows = Mutex<[String: Row]>([:])
-  private let observers = Mutex<[String: [UUID: @Sendable (String, Int, String?) -> Void]]>([:])
+  private let observers = Mutex<[UUID: @Sendable (String, String?, SharedVersion) -> Void]>([:])
+  private let queue = DispatchQueue(label: "RevisionStore")
 
-  /// The stored text of `name` and its revision (0: nothing stored).
-  func read(_ name: String) -> (text: String?, revision: Int) {
-    rows.withLock { rows in (rows[name]?.text, rows[name]?.revision ?? 0) }
-  }
-
-  /// Writes `text` if `name` is still at revision `expected` (`nil`: whatever is stored) and
-  /// returns the new revision. Observers hear of it on a task, as from another machine, with
-  /// the `writer` tag.
-  @discardableResult
-  func write(
-    _ name: String, _ text: String, ifRevision expected: Int? = nil, by writer: String? = nil
-  ) throws -> Int {
-    let revision = try rows.withLock { rows in
-      let current = rows[name]?.revision ?? 0
-      if let expected, expected != current { throw Conflict() }
-      rows[name] = Row(text: text, revision: current + 1)
-      return current + 1
+  /// Answers with the text of `name` and its version, later, on the store's queue.
+  func read(_ name: String, then answer: @escaping @Sendable (String?, SharedVersion) -> Void) {
+    queue.async { [self] in
+      let row = rows.withLock { $0[name] }
+      answer(row?.text, row?.version ?? .absent)
     }
-    let notify = observers.withLock { Array(($0[name] ?? [:]).values) }
-    Task { for observer in notify { observer(text, revision, writer) } }
-    return revision
   }
 
-  /// Calls `observer` with each write's text, revision and writer tag, until the returned
-  /// closure is called.
+  /// Writes `text` (`nil`: deletes) if `name` is still at `expected`: any version when `nil`,
+  /// nothing stored when it is absent. Answers later with the new version or the conflict.
+  func write(
+    _ name: String, _ text: String?, over expected: SharedVersion? = nil,
+    then answer: @escaping @Sendable (Result<SharedVersion, Conflict>) -> Void = { _ in }
+  ) {
+    queue.async { [self] in
+      let result = rows.withLock { rows -> Result<Row, Conflict> in
+        let current = rows[name]
+        let version = current?.version ?? .absent
+        if let expected, expected.isAbsent ? current?.text != nil : expected != version {
+          return .failure(Conflict(text: current?.text, version: version))
+        }
+        let row = Row(text: text, revision: (current?.revision ?? 0) + 1)
+        rows[name] = row
+        return .success(row)
+      }
+      if case .success(let row) = result {
+        for observer in observers.withLock({ Array($0.values) }) {
+          observer(name, row.text, row.version)
+        }
+      }
+      answer(result.map(\.version))
+    }
+  }
+
+  /// Calls `observer` with every change, on the store's queue, until the returned closure is
+  /// called.
   func observe(
-    _ name: String, _ observer: @escaping @Sendable (String, Int, String?) -> Void
+    _ observer: @escaping @Sendable (String, String?, SharedVersion) -> Void
   ) -> @Sendable () -> Void {
     let id = UUID()
-    observers.withLock { $0[name, default: [:]][id] = observer }
-    return { [self] in _ = observers.withLock { $0[name]?.removeValue(forKey: id) } }
+    observers.withLock { $0[id] = observer }
+    return { [self] in _ = observers.withLock { $0.removeValue(forKey: id) } }
   }
 }
 
-/// A versioned custom strategy: it hands the store's revision over with every value it
-/// delivers, and saves only over the revision the saved value was derived from
-/// (`SaveContinuation.version`), so a change made before someone else's newer value arrived is
-/// refused instead of silently overwriting it.
+/// A value kept in a ``RevisionStore``: every value it delivers carries its version, every
+/// save writes only over the version it was derived from and resumes with the version it
+/// wrote, and a refused save hands over what is stored instead.
 struct RevisionKey<Value: LosslessStringConvertible & Sendable>: SharedKey {
   let name: String
   let store: RevisionStore
-  /// Tags this key's writes, so their echoes are not taken for someone else's change.
-  let writer = UUID().uuidString
 
   var id: String { name }
 
   func load(context: LoadContext<Value>, continuation: LoadContinuation<Value>) {
-    let (text, revision) = store.read(name)
-    guard let text, let value = Value(text) else {
-      return continuation.resumeReturningInitialValue(version: SharedVersion(revision))
+    store.read(name) { text, version in
+      guard let text, let value = Value(text) else {
+        return continuation.resumeReturningInitialValue(version: version)
+      }
+      continuation.resume(returning: value, version: version)
     }
-    continuation.resume(returning: value, version: SharedVersion(revision))
   }
 
   func subscribe(
     context: LoadContext<Value>, subscriber: SharedSubscriber<Value>
   ) -> SharedSubscription {
-    let stop = store.observe(name) { [writer] text, revision, by in
-      guard by != writer, let value = Value(text) else { return }
-      subscriber.yield(value, version: SharedVersion(revision))
+    // Every change, this process's own writes included: Tether knows its own by their
+    // versions (they resumed its saves), so they never come back as someone else's.
+    let stop = store.observe { [name] changed, text, version in
+      guard changed == name else { return }
+      guard let text else { return subscriber.yieldReturningInitialValue(version: version) }
+      if let value = Value(text) { subscriber.yield(value, version: version) }
     }
     return SharedSubscription { stop() }
   }
@@ -86,16 +108,28 @@ struct RevisionKey<Value: LosslessStringConvertible & Sendable>: SharedKey {
     case .didSet: break  // after a `withLock`: a slower store could coalesce these
     case .userInitiated: break  // `save()`: written at once, as every save is here
     }
-    do {
-      // The revision the value was derived from, captured when the `withLock` body ran.
-      let revision = try store.write(
-        name, value.description, ifRevision: continuation.version?.number.map(Int.init), by: writer)
-      // Which revision this save wrote: the next save derived from the same value goes on
-      // over it instead of conflicting with our own write.
-      continuation.resume(version: SharedVersion(revision))
-    } catch {
-      // A conflict sets `saveError`; the newer value reaches the holders through `subscribe`.
-      continuation.resume(throwing: error)
+    // Written over the version the value was derived from: `.absent` (nothing seen yet)
+    // writes only if nothing is stored. Resumed later, from the store's queue.
+    store.write(name, value.description, over: continuation.version) { result in
+      switch result {
+      case .success(let version):
+        continuation.resume(version: version)
+      case .failure(let conflict):
+        // Hand over what is stored: every holder takes it, and saveError is the conflict.
+        if let text = conflict.text, let stored = Value(text) {
+          continuation.resume(conflict: conflict, storedValue: stored, version: conflict.version)
+        } else if conflict.text == nil {
+          continuation.resume(conflict: conflict, nothingStoredAt: conflict.version)
+        } else {
+          continuation.resume(conflict: conflict)  // unreadable: Tether loads it
+        }
+      }
     }
   }
+}
+
+func sell(from store: RevisionStore) async throws {
+  @Shared(RevisionKey(name: "stock", store: store)) var stock = 10
+  $stock.withLock { $0 -= 1 }  // written over the version it was derived from
+  try await $stock.update { $0 -= 1 }  // exact, even while others write
 }

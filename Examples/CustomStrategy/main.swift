@@ -57,33 +57,83 @@ func run() async throws -> Bool {
     "6. Unreadable text keeps the value (\(count)) and sets loadError: \($count.loadError.map { "\($0)" } ?? "nil")"
   )
   guard $count.loadError != nil else { return false }
-  return await versions()
+  return try await versions()
 }
 
-/// A versioned strategy (RevisionKey.swift): a change made before someone else's write
-/// arrived is refused, not written over it.
-func versions() async -> Bool {
+/// Waits up to 5 seconds for `condition`.
+func eventually(_ condition: () async -> Bool) async -> Bool {
+  let deadline = ContinuousClock.now + .seconds(5)
+  while ContinuousClock.now < deadline {
+    if await condition() { return true }
+    try? await Task.sleep(for: .milliseconds(1))
+  }
+  return await condition()
+}
+
+/// The stored text of `name`, read the way the key reads it.
+func stored(_ name: String, in store: RevisionStore) async -> String? {
+  await withCheckedContinuation { continuation in
+    store.read(name) { text, _ in continuation.resume(returning: text) }
+  }
+}
+
+/// A versioned strategy (RevisionKey.swift) whose saves resume late, from the store's queue:
+/// its own saves never conflict with each other, a change derived from an older version is
+/// refused and every holder takes the stored value, and `update` stays exact while another
+/// machine writes.
+func versions() async throws -> Bool {
   let store = RevisionStore()
   @Shared(RevisionKey(name: "stock", store: store)) var stock = 10
-  $stock.withLock { $0 -= 1 }
-  $stock.withLock { $0 -= 1 }
-  print("7. Two saves over their own revisions: stock \(stock), store \(store.read("stock"))")
+  for _ in 0..<20 { $stock.withLock { $0 -= 1 } }
+  guard await eventually({ await stored("stock", in: store) == "-10" }) else {
+    print("error: the holder's own saves did not all land: stock \(stock), store \(await stored("stock", in: store) ?? "nothing"), saveError \($stock.saveError.map { "\($0)" } ?? "nil")")
+    return false
+  }
+  print(
+    "7. Twenty rapid changes, saved one at a time over their own versions: stock \(stock), "
+      + "store \(await stored("stock", in: store) ?? "nothing"), saveError: "
+      + "\($stock.saveError.map { "\($0)" } ?? "nil")")
 
   $stock.withLock { stock in
     // Another machine writes while this body runs; the news of it waits for the lock.
-    _ = try? store.write("stock", "100")
+    store.write("stock", "100")
     stock -= 1
   }
-  let deadline = ContinuousClock.now + .seconds(5)
-  while stock != 100 || $stock.saveError == nil, ContinuousClock.now < deadline {
-    await Task.yield()
+  guard await eventually({ stock == 100 && $stock.saveError != nil }) else {
+    print("error: the refused change did not converge (stock \(stock))")
+    return false
   }
   print(
-    "8. A change derived from revision 2 after revision 3 was written is refused: stock "
-      + "\(stock), store \(store.read("stock")), saveError: \($stock.saveError.map { "\($0)" } ?? "nil")"
-  )
-  return stock == 100 && $stock.saveError is RevisionStore.Conflict
-    && store.read("stock").text == "100"
+    "8. A change derived from the version before someone else's write is refused, and the "
+      + "holder takes the stored value: stock \(stock), store "
+      + "\(await stored("stock", in: store) ?? "nothing"), saveError: \($stock.saveError!)")
+
+  // Another machine takes 30 while this one takes 30 through `update`.
+  let other = Task {
+    for _ in 0..<30 {
+      await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+        decrementElsewhere(store, then: { done.resume() })
+      }
+    }
+  }
+  for _ in 0..<30 { try await $stock.update { $0 -= 1 } }
+  await other.value
+  guard await eventually({ await stored("stock", in: store) == "40" && stock == 40 }) else {
+    print("error: updates were lost (stock \(stock))")
+    return false
+  }
+  print("9. 30 updates here and 30 decrements elsewhere, all exact: stock \(stock)")
+  return $stock.saveError == nil
+}
+
+/// Another machine's decrement: read, then write over the version read, again on a conflict.
+func decrementElsewhere(_ store: RevisionStore, then done: @escaping @Sendable () -> Void) {
+  store.read("stock") { text, version in
+    let next = (text.flatMap { Int($0) } ?? 0) - 1
+    store.write("stock", String(next), over: version) { result in
+      if case .failure = result { decrementElsewhere(store, then: done) } else { done() }
+    }
+  }
 }
 
 let succeeded = try await run()

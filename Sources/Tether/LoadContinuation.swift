@@ -85,12 +85,26 @@ public struct LoadContinuation<Value: Sendable>: Sendable {
 }
 
 /// An outcome with the stored version a key handed over with it.
+@usableFromInline
 struct Versioned<Outcome: Sendable>: Sendable {
   var outcome: Outcome
   var version: SharedVersion?
+  /// For a refused save: what the key said is stored now (`version` is its version).
+  var conflict: ConflictStored?
 
-  init(_ outcome: Outcome, version: SharedVersion? = nil) {
+  init(_ outcome: Outcome, version: SharedVersion? = nil, conflict: ConflictStored? = nil) {
     self.outcome = outcome
     self.version = version
+    self.conflict = conflict
   }
+}
+
+/// What a key resuming a save with a conflict said is stored now.
+enum ConflictStored: Sendable {
+  /// This value (of the key's `Value` type, unless the key erred).
+  case value(any Sendable)
+  /// Nothing: holders return to their declared default.
+  case nothing
+  /// The key did not say: Tether loads it.
+  case unknown
 }

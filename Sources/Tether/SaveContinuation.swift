@@ -11,19 +11,20 @@
 /// value was derived from, and writes only if the storage is still at it.
 public struct SaveContinuation: Sendable {
   let box: ContinuationBox<Versioned<Result<Void, any Error>>>
-  /// The version of the stored value that the saved value was derived from.
+  /// The version of the stored value that the saved value was derived from: write only if the
+  /// storage is still at it.
   ///
-  /// It is the version current when the `withLock` body (or the `save()`) ran, captured under
-  /// the value's lock, as the key handed it over with a load or a subscription's yield; a
-  /// change of someone else's that arrived while the body ran, or while an earlier save was in
-  /// flight, is newer than it. A key whose storage has versions writes only if the stored
-  /// version is still this one, and otherwise fails the save with its conflict error, so that
-  /// nothing is overwritten unseen. After this process's own successful
-  /// ``resume(version:fileID:line:)``, a later save derived from the version that write
-  /// replaced gets the written version here instead.
+  /// Tether keeps at most one save of a reference in flight, so this is always the newest
+  /// version the reference knows the value came from: the one the key delivered with the value
+  /// the `withLock` body (or the `save()`) started from, or the one the previous save resumed
+  /// with (``resume(version:fileID:line:)``). If someone else's newer value arrived after the
+  /// body ran, it stays the older version, so the write is refused (nothing is overwritten
+  /// unseen); resume then with ``resume(conflict:storedValue:version:fileID:line:)``.
   ///
-  /// `nil` when the key never gave a version: keys without versions, or nothing loaded yet.
-  /// It is also `nil` for a continuation made with ``init(_:callback:)``.
+  /// ``SharedVersion/absent`` (see ``SharedVersion/isAbsent``) when the value was derived from
+  /// nothing stored: a change made before the first load answered, or after a deletion. Write
+  /// only if nothing is stored then. `nil` when the key never gave a version (keys without
+  /// versions), and for a continuation made with ``init(_:callback:)``.
   public let version: SharedVersion?
   /// For a save made by a reference: where a key reports the outcome of its own background
   /// retry of the save (`resolvedLater(with:)`).
@@ -90,14 +91,57 @@ public struct SaveContinuation: Sendable {
   }
   /// Resumes saying the value was saved as `version` (see ``SharedVersion``).
   ///
-  /// Tether remembers that this process wrote it: a later save derived from the version this
-  /// one replaced gets `version` as its continuation's ``version``, so it goes on over its own
-  /// write instead of failing against it. (It can only do so for saves made after this resume; a
-  /// key that starts the next write before this one is answered maps versions itself.)
+  /// The reference then knows the stored version: the next save is derived from it (its
+  /// ``version`` is this one), and when the key's subscription or a load delivers this version
+  /// back, Tether recognises this process's own write and does not take it as someone else's.
+  /// A key whose storage has versions resumes every successful save this way.
   public func resume(
     version: SharedVersion, fileID: StaticString = #fileID, line: UInt = #line
   ) {
     box.resume(Versioned(.success(()), version: version), fileID: fileID, line: line)
+  }
+  /// Resumes saying the save was refused because the storage moved on, handing over what is
+  /// stored now: `storedValue` at `version`.
+  ///
+  /// Tether gives every holder `storedValue` and `version` (as if the key had yielded them) and
+  /// sets `saveError` to `error`; changes made while this save was in flight were derived from
+  /// the refused value and are refused with it. `storedValue` must be of the key's `Value` type
+  /// (the continuation is not generic); a value of another type is reported as a programmer
+  /// error, and Tether loads the stored value instead. `update` retries on the handed-over
+  /// value (see ``AtomicSharedKey``).
+  ///
+  /// ```swift
+  /// catch let conflict as MyStore.Conflict {
+  ///   continuation.resume(
+  ///     conflict: conflict, storedValue: conflict.value, version: SharedVersion(conflict.revision))
+  /// }
+  /// ```
+  public func resume<Value: Sendable>(
+    conflict error: any Error, storedValue: Value, version: SharedVersion?,
+    fileID: StaticString = #fileID, line: UInt = #line
+  ) {
+    box.resume(
+      Versioned(.failure(error), version: version, conflict: .value(storedValue)),
+      fileID: fileID, line: line)
+  }
+  /// Resumes saying the save was refused because nothing is stored any more (someone deleted the
+  /// value), at `version` (``SharedVersion/deleted(at:)``, or ``SharedVersion/absent``).
+  ///
+  /// Every holder returns to its declared default at `version`, and `saveError` is `error`.
+  public func resume(
+    conflict error: any Error, nothingStoredAt version: SharedVersion,
+    fileID: StaticString = #fileID, line: UInt = #line
+  ) {
+    box.resume(
+      Versioned(.failure(error), version: version, conflict: .nothing), fileID: fileID,
+      line: line)
+  }
+  /// Resumes saying the save was refused because the storage moved on, without the newer
+  /// value: Tether loads it (`load(context:continuation:)` with `.userInitiated`) so that
+  /// every holder gets it, and sets `saveError` to `error`.
+  public func resume(conflict error: any Error, fileID: StaticString = #fileID, line: UInt = #line)
+  {
+    box.resume(Versioned(.failure(error), conflict: .unknown), fileID: fileID, line: line)
   }
   /// Resumes with a failure; the holder keeps its in-memory value and sets `saveError`.
   public func resume(throwing error: any Error, fileID: StaticString = #fileID, line: UInt = #line)

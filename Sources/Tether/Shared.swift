@@ -178,15 +178,19 @@ public struct Shared<Value: Sendable>: Sendable {
   /// The stored result becomes this value (holders and observers see it; it is not saved
   /// again). A key opts in by conforming to ``AtomicSharedKey``: `.inMemory` does (it is
   /// ``withLock(_:)``), `.fileStorage` holds a lock on the file across read, transform and
-  /// write. For any other key `update` is `withLock` followed by ``save()``: atomic among the
-  /// holders in this process only, not against other processes writing the same storage.
+  /// write. For any other key `update` is `withLock` followed by a save conditional on the
+  /// version the body's value was derived from: when the key refuses it as a conflict
+  /// (`SaveContinuation.resume(conflict:…)`), `body` runs again on the stored value after a
+  /// jittered back-off, for up to 30 seconds from the start. A key without versions saves
+  /// unconditionally: exact among the holders in this process only.
   ///
   /// `body` may run more than once (a key re-runs it on a newer value after a conflict), so it
   /// must have no side effects besides its argument; the result returned is the one of the run
   /// that was stored.
   ///
   /// - Throws: What `body` throws (nothing is stored then), the key's error (the value is
-  ///   unchanged), or the save error of the fallback (``saveError`` is set too).
+  ///   unchanged), the key's conflict once the 30 seconds have passed (nothing is stored), or
+  ///   any other save error (``saveError`` is set too; whether that save landed is unknown).
   @inlinable
   public func update<R: Sendable>(
     _ body: @Sendable (inout Value) throws -> R

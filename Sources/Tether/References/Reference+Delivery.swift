@@ -41,12 +41,12 @@ extension Reference {
   @inlinable
   func deliver(_ delivery: Delivery, to listeners: [Listener<Value>]) {
     switch delivery {
-    case .change(let version, let value, let save, let stored):
+    case .change(let version, let value, let save, let basis):
       // The save is handed to the key before any listener hears of the change: a process that
       // exits as soon as it sees its own value (at-exit flushing writes what keys were given)
       // must not lose the write.
       if let save {
-        callSave(value, context: .didSet, derivedFrom: stored, sequence: save, completion: nil)
+        requestSave(value, context: .didSet, basis: basis, sequence: save, completion: nil)
       }
       // `listeners` keeps every listener alive; borrowing them spares a retain and a release
       // per listener per change.
@@ -59,10 +59,9 @@ extension Reference {
       }
     case .initial(let listener, let value):
       listener.receive(value)
-    case .save(let value, let stored, let sequence, let completion):
-      callSave(
-        value, context: .userInitiated, derivedFrom: stored, sequence: sequence,
-        completion: completion)
+    case .save(let value, let basis, let sequence, let completion):
+      requestSave(
+        value, context: .userInitiated, basis: basis, sequence: sequence, completion: completion)
     }
   }
 

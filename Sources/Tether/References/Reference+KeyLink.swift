@@ -10,14 +10,14 @@ extension Reference {
   func start(skipLoad: Bool = false) {
     guard let reader, !livesInReference else { return }
     if !skipLoad {
-      let version = beginLoad()
+      let start = beginLoad()
       reader.load(
         context: .initialValue(initialValue),
         continuation: LoadContinuation(
           observer: issueObserver,
           versioned: { [weak self] loaded in
             self?.finishLoad(
-              loaded.outcome, storedVersion: loaded.version, startedAt: version, initial: true)
+              loaded.outcome, storedVersion: loaded.version, startedAt: start, initial: true)
           }))
     }
     let subscription = reader.subscribe(
@@ -31,18 +31,25 @@ extension Reference {
     replaced?.cancel()
   }
 
-  private func beginLoad() -> UInt64 {
-    let (version, changed) = state.withLock { state in
+  /// When a load began: the value's change counter and the version engine's epoch.
+  struct LoadStart: Sendable {
+    var version: UInt64
+    var epoch: UInt64
+  }
+
+  private func beginLoad() -> LoadStart {
+    let (start, changed) = state.withLock { state in
       defer { state.isLoading = true }
-      return (state.version, !state.isLoading)
+      let start = LoadStart(version: state.version, epoch: state.saves?.engine.loadStart ?? 0)
+      return (start, !state.isLoading)
     }
     if changed { notifyObservation(ObservedProperties.isLoading) }
-    return version
+    return start
   }
 
   func load() async throws {
     guard let reader, !livesInReference else { return }
-    let version = beginLoad()
+    let start = beginLoad()
     let observer = issueObserver
     let loaded = await withCheckedContinuation {
       (continuation: CheckedContinuation<Versioned<Result<Value?, any Error>>, Never>) in
@@ -51,43 +58,53 @@ extension Reference {
         continuation: LoadContinuation(
           observer: observer, versioned: { continuation.resume(returning: $0) }))
     }
-    finishLoad(loaded.outcome, storedVersion: loaded.version, startedAt: version, initial: false)
+    finishLoad(loaded.outcome, storedVersion: loaded.version, startedAt: start, initial: false)
     if case .failure(let error) = loaded.outcome { throw error }
   }
 
-  /// Applies a load result. A result is dropped if the value changed since the load began
-  /// (a newer write or external update wins over an older read).
+  /// A save was refused without the stored value: load it, so that every holder gets it.
+  func reloadAfterRefusal() {
+    guard let reader else { return }
+    let start = beginLoad()
+    reader.load(
+      context: .userInitiated,
+      continuation: LoadContinuation(
+        observer: issueObserver,
+        versioned: { [weak self] loaded in
+          self?.finishLoad(
+            loaded.outcome, storedVersion: loaded.version, startedAt: start, initial: false)
+        }))
+  }
+
+  /// Applies a load result, as the version engine decides: a load answer overtaken by what
+  /// happened since it began is dropped (see `VersionEngine.arrived`); one that answers after a
+  /// local change made before anything was seen is not (that change's save was conditional on
+  /// nothing being stored).
   func finishLoad(
-    _ result: Result<Value?, any Error>, storedVersion: SharedVersion?, startedAt version: UInt64,
+    _ result: Result<Value?, any Error>, storedVersion: SharedVersion?, startedAt start: LoadStart,
     initial: Bool
   ) {
     switch result {
     case .success(let loaded):
-      apply(
-        loaded ?? (initial ? nil : initialValue), clearingLoadError: true,
-        onlyIfVersion: version, endLoading: true, storedVersion: .some(storedVersion))
+      arrive(
+        loaded ?? (initial ? nil : initialValue), version: storedVersion, load: start,
+        endLoading: true)
     case .failure(let error):
       setLoadError(error, endLoading: true)
     }
   }
 
-  /// Takes a value a caller loaded from the key itself (`init(require:)`).
+  /// Takes a value a caller loaded from the key itself (`init(require:)`, a re-key).
   func applyLoaded(_ value: Value, storedVersion: SharedVersion?) {
-    apply(
-      value, clearingLoadError: true, onlyIfVersion: nil, endLoading: false,
-      storedVersion: .some(storedVersion))
+    arrive(value, version: storedVersion, load: nil, endLoading: false)
   }
 
   private func handle(_ event: SharedSubscriber<Value>.Event, storedVersion: SharedVersion?) {
     switch event {
     case .value(let value):
-      apply(
-        value, clearingLoadError: true, onlyIfVersion: nil, endLoading: false,
-        storedVersion: .some(storedVersion))
+      arrive(value, version: storedVersion, load: nil, endLoading: false)
     case .initialValue:
-      apply(
-        initialValue, clearingLoadError: true, onlyIfVersion: nil, endLoading: false,
-        storedVersion: .some(storedVersion))
+      arrive(initialValue, version: storedVersion, load: nil, endLoading: false)
     case .failure(let error):
       setLoadError(error, endLoading: false)
     case .loading(let loading):
@@ -99,7 +116,8 @@ extension Reference {
     }
   }
 
-  private struct ApplyOutcome: Sendable {
+  /// What taking values from storage changed, to announce outside the lock.
+  struct TakeOutcome: Sendable {
     var valueChanged = false
     var observable = false
     var errorCleared = false
@@ -107,42 +125,65 @@ extension Reference {
     var drain: DrainStart?
   }
 
-  /// Replaces the value from storage: notifies, never saves back.
-  ///
-  /// `storedVersion` (when given) is the key's version of the delivered value: it replaces the
-  /// reference's in the same critical section, even if the value is equal, unless the load
-  /// is stale.
-  func apply(
-    _ newValue: Value?, clearingLoadError: Bool, onlyIfVersion version: UInt64?,
-    endLoading: Bool, storedVersion: SharedVersion?? = nil
-  ) {
-    let outcome = state.withLock { state -> ApplyOutcome in
-      if let storedVersion, version == nil || version == state.version {
-        state.storedVersion = storedVersion
-        state.lineage.external(storedVersion)
-      }
-      var outcome = ApplyOutcome()
+  /// A value the key delivered at `version` (`nil` value: a load that found nothing, which
+  /// changes no value), from a subscription or a load that began at `load`. The version engine
+  /// decides whether the holders take it now, after the save in flight, or never.
+  func arrive(_ newValue: Value?, version: SharedVersion?, load: LoadStart?, endLoading: Bool) {
+    let outcome = state.withLock { state -> TakeOutcome in
+      var outcome = TakeOutcome()
       outcome.observable = state.observable
       if endLoading, state.isLoading {
         state.isLoading = false
         outcome.loadingEnded = true
       }
-      if clearingLoadError, state.loadError != nil {
+      if state.loadError != nil {
         state.loadError = nil
         outcome.errorCleared = true
       }
-      guard let newValue, version == nil || version == state.version else { return outcome }
-      if isEquatable, isSame(state.value, newValue) { return outcome }
-      state.value = newValue
-      storeWord(newValue)
-      outcome.valueChanged = true
-      outcome.drain = recordChange(&state, save: false)
+      let arrival: VersionEngine.Arrival
+      if let saves = state.saves {
+        arrival = saves.engine.arrived(
+          version, loadStartedAt: load?.epoch,
+          changedLocally: load.map { $0.version != state.version } ?? false)
+        if arrival == .hold { saves.held = .some(newValue) }
+      } else {
+        arrival = load == nil || load?.version == state.version ? .take : .ignore
+      }
+      guard arrival == .take, let newValue else { return outcome }
+      take(newValue, in: &state, outcome: &outcome)
       return outcome
     }
+    finishTaking(outcome)
+  }
+
+  /// Replaces the value from storage, under the lock: queues the listeners' change, never a
+  /// save.
+  func take(_ newValue: Value, in state: inout State, outcome: inout TakeOutcome) {
+    if isEquatable, isSame(state.value, newValue) { return }
+    state.value = newValue
+    storeWord(newValue)
+    outcome.valueChanged = true
+    let drain = recordChange(&state, save: false)
+    if outcome.drain == nil { outcome.drain = drain }
+  }
+
+  /// Announces what `take` and `arrive` changed, outside the lock.
+  func finishTaking(_ outcome: TakeOutcome) {
     if outcome.loadingEnded { notifyObservation(ObservedProperties.isLoading) }
     if outcome.errorCleared { notifyObservation(ObservedProperties.loadError) }
     if outcome.valueChanged, outcome.observable { notifyObservation(ObservedProperties.value) }
     if let drain = outcome.drain { self.drain(drain) }
+  }
+
+  /// Takes a value an atomic `update` stored (it carries no version; the key keeps its own).
+  func applyUpdated(_ newValue: Value) {
+    let outcome = state.withLock { state -> TakeOutcome in
+      var outcome = TakeOutcome()
+      outcome.observable = state.observable
+      take(newValue, in: &state, outcome: &outcome)
+      return outcome
+    }
+    finishTaking(outcome)
   }
 
   private func setLoadError(_ error: any Error, endLoading: Bool) {

@@ -1,37 +1,166 @@
 import Synchronization
 import TetherSupport
 
-/// Save sequencing and versions: which save's outcome `saveError` shows, and the version each
-/// save is derived from (one place for the version rules).
+/// Saves: at most one in flight, the version each is conditional on, and what follows its end.
+/// The version engine (`VersionEngine`) decides; this file performs its decisions, and keeps
+/// which save's outcome `saveError` shows.
 extension Reference {
+  /// A change (or a `save()`) derived from `basis` asks to be saved: it is made now if no save
+  /// is in flight, else it waits, coalesced with any other waiting change, for the one in
+  /// flight to end. Called by the drainer, in mutation order, outside the lock.
   @usableFromInline
-  func callSave(
-    _ value: Value, context: SaveContext, derivedFrom derived: SharedVersion?, sequence: UInt64,
-    completion: (@Sendable (Result<Void, any Error>) -> Void)?
+  func requestSave(
+    _ value: Value, context: SaveContext, basis: VersionEngine.Basis?, sequence: UInt64,
+    completion: SaveCompletion?
   ) {
-    guard let writer else {
-      completion?(.success(()))
+    guard writer != nil else {
+      completion?(Versioned(.success(())))
       return
     }
-    // A version only this reference's own saves replaced since: go on over the newest of them.
-    let base = derived.flatMap { derived in
-      state.withLock { $0.lineage.base(derivedFrom: derived) }
+    let condition = state.withLock { state -> SharedVersion?? in
+      guard let saves = state.saves, let basis else { return .some(nil) }
+      if let condition = saves.engine.saveRequested(basis) { return condition }
+      var pending =
+        saves.pending
+        ?? PendingSave(value: value, context: context, sequence: sequence, completions: [])
+      pending.value = value
+      pending.sequence = sequence
+      if context == .userInitiated { pending.context = .userInitiated }
+      if let completion { pending.completions.append(completion) }
+      saves.pending = pending
+      return nil
     }
-    // Weak: a pending save must not keep the reference alive, or releasing the last holder
-    // would not cancel the subscription, which is the key's cue to flush pending writes.
+    guard let condition else { return }
+    makeSave(
+      value, context: context, condition: condition, sequence: sequence,
+      completions: completion.map { [$0] } ?? [])
+  }
+
+  /// Hands a save to the key, conditional on `condition`.
+  private func makeSave(
+    _ value: Value, context: SaveContext, condition: SharedVersion?, sequence: UInt64,
+    completions: [SaveCompletion]
+  ) {
+    guard let writer else { return }
+    let handoff = state.withLock { $0.saves?.handoff }
+    let observer = issueObserver
+    // Weak: a save in flight must not keep the reference alive, or releasing the last holder
+    // would not cancel the subscription, which is the key's cue to flush pending writes. A
+    // change still waiting then is left in `handoff` by `deinit`, and made here.
     let continuation = SaveContinuation(
-      observer: issueObserver, version: base,
+      observer: observer, version: condition,
       // A retry the key reports after this save failed is its outcome, unless a later save has
       // reported since (the guard in `finishSave`).
       resolvedLater: { [weak self] in self?.finishSave(sequence: sequence, result: $0) },
       versioned: { [weak self] outcome in
-        if let written = outcome.version, case .success = outcome.outcome {
-          self?.state.withLock { $0.lineage.ownWrite(derivedFrom: base, wrote: written) }
+        guard let self else {
+          completions.forEach { $0(outcome) }
+          if let (pending, condition) = handoff?.ended(Self.end(of: outcome, observer: observer)) {
+            writer.save(
+              pending.value, context: pending.context,
+              continuation: SaveContinuation(
+                observer: observer, version: condition, versioned: { _ in }))
+          }
+          return
         }
-        self?.finishSave(sequence: sequence, result: outcome.outcome)
-        completion?(outcome.outcome)
+        self.saveEnded(outcome, sequence: sequence, completions: completions)
       })
     writer.save(value, context: context, continuation: continuation)
+  }
+
+  /// What the engine makes of a save's outcome.
+  private static func end(
+    of outcome: Versioned<Result<Void, any Error>>, observer: IssueReporting.Observer
+  ) -> VersionEngine.SaveEnd {
+    switch (outcome.outcome, outcome.conflict) {
+    case (.success, _): return .saved(outcome.version)
+    case (.failure, nil): return .failed
+    case (.failure, .value(let stored)?):
+      guard stored is Value else {
+        reportIssue(
+          "A save was refused with a stored value of type \(type(of: stored)), not \(Value.self);"
+            + " loading the stored value instead.", observer: observer)
+        return .refused(stored: nil, handedOver: false)
+      }
+      return .refused(stored: outcome.version, handedOver: true)
+    case (.failure, .nothing?): return .refused(stored: outcome.version, handedOver: true)
+    case (.failure, .unknown?): return .refused(stored: nil, handedOver: false)
+    }
+  }
+
+  /// What a save's end leaves to do outside the lock.
+  private struct AfterSaveWork: Sendable {
+    var taken = TakeOutcome()
+    var dropped: [SaveCompletion] = []
+    var next: (PendingSave<Value>, SharedVersion?)?
+    var load = false
+  }
+
+  /// The save in flight ended: the holders take what the engine says (a refusal's stored
+  /// value, a value delivered meanwhile), and the coalesced change is saved or dropped.
+  private func saveEnded(
+    _ outcome: Versioned<Result<Void, any Error>>, sequence: UInt64,
+    completions: [SaveCompletion]
+  ) {
+    let end = Self.end(of: outcome, observer: issueObserver)
+    let work = state.withLock { state -> AfterSaveWork in
+      var work = AfterSaveWork()
+      guard let saves = state.saves else { return work }
+      let after = saves.engine.saveEnded(end)
+      work.taken.observable = state.observable
+      if after.takeConflictValue {
+        switch outcome.conflict {
+        case .value(let stored as Value)?: take(stored, in: &state, outcome: &work.taken)
+        default: take(initialValue, in: &state, outcome: &work.taken)
+        }
+      }
+      let held = saves.held
+      saves.held = nil
+      if after.takeHeld, let held, let value = held {
+        take(value, in: &state, outcome: &work.taken)
+      }
+      if after.dropPending {
+        work.dropped = saves.pending?.completions ?? []
+        saves.pending = nil
+      }
+      if let condition = after.next, let pending = saves.pending {
+        saves.pending = nil
+        work.next = (pending, condition)
+      }
+      work.load = after.load
+      return work
+    }
+    finishTaking(work.taken)
+    finishSave(sequence: sequence, result: outcome.outcome)
+    completions.forEach { $0(outcome) }
+    work.dropped.forEach { $0(outcome) }
+    if work.load { reloadAfterRefusal() }
+    if let (pending, condition) = work.next {
+      makeSave(
+        pending.value, context: pending.context, condition: condition,
+        sequence: pending.sequence, completions: pending.completions)
+    }
+  }
+
+  /// The reference is going away: a change still waiting for the save in flight is left for
+  /// that save's end to make, or made now if it already ended. Called by `deinit`, before the
+  /// subscription is cancelled.
+  func handOffPendingSave() {
+    let orphan = state.withLock {
+      state -> (SaveHandoff<Value>, PendingSave<Value>, SharedVersion?)? in
+      guard let saves = state.saves, let pending = saves.pending,
+        let basis = saves.engine.pending
+      else { return nil }
+      saves.pending = nil
+      return (saves.handoff, pending, saves.engine.condition(for: basis))
+    }
+    guard let (handoff, pending, condition) = orphan, let writer,
+      let (ready, version) = handoff.orphan(pending, condition: condition)
+    else { return }
+    writer.save(
+      ready.value, context: ready.context,
+      continuation: SaveContinuation(observer: issueObserver, version: version, versioned: { _ in })
+    )
   }
 
   @usableFromInline
@@ -64,17 +193,23 @@ extension Reference {
 
   func save() async throws {
     guard savesToKey else { return }
-    try await withCheckedThrowingContinuation {
-      (continuation: CheckedContinuation<Void, any Error>) in
+    if case .failure(let error) = await saveNow(derivedFrom: nil).outcome { throw error }
+  }
+
+  /// Saves the current value, derived from `basis` (`nil`: from what it is derived from now),
+  /// and waits for the outcome, the refusal included.
+  func saveNow(derivedFrom basis: VersionEngine.Basis?) async -> Versioned<Result<Void, any Error>>
+  {
+    await withCheckedContinuation {
+      (continuation: CheckedContinuation<Versioned<Result<Void, any Error>>, Never>) in
       let drain = state.withLock { state -> DrainStart? in
         state.saveSequence &+= 1
         let delivery = Delivery.save(
-          state.value, stored: state.storedVersion, sequence: state.saveSequence,
-          completion: { continuation.resume(with: $0) })
+          state.value, basis: basis ?? state.basis, sequence: state.saveSequence,
+          completion: { continuation.resume(returning: $0) })
         return enqueue(delivery, in: &state)
       }
       if let drain { self.drain(drain) }
     }
   }
-
 }

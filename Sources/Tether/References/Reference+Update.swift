@@ -9,13 +9,12 @@ extension Reference {
   /// A value that lives only here is updated under the lock, exactly like `withLock`. A key
   /// that conforms to `AtomicSharedKey` applies `body` in its storage; the value it stored
   /// becomes this reference's value without being saved again. Any other key gets `withLock`
-  /// followed by an explicit save: atomic among this process's holders only.
+  /// and a save conditional on the version the body's value was derived from, retried (see
+  /// `updateBySaving`).
   func update<R: Sendable>(_ body: @Sendable (inout Value) throws -> R) async throws -> R {
     if updatesInPlace { return try withLock(body) }
     guard let atomic = writer as? any AtomicSharedKey<Value> else {
-      let result = try withLock(body, save: false)
-      try await save()
-      return result
+      return try await updateBySaving(body)
     }
     return try await withoutActuallyEscaping(body) { body in
       // The key may keep the transform after it resumes; the run drops `body` when it ends,
@@ -33,7 +32,7 @@ extension Reference {
           { try run.apply(to: &$0) }, initialValue: initialValue,
           continuation: UpdateContinuation(observer: observer) { result in
             if case .success(let stored) = result {
-              self.apply(stored, clearingLoadError: false, onlyIfVersion: nil, endLoading: false)
+              self.applyUpdated(stored)
               // The update stored a value: an earlier save's failure no longer describes the
               // storage (a conflict once reported stuck after a later successful update).
               self.clearSaveError()
@@ -42,6 +41,40 @@ extension Reference {
           })
       }
       return try run.result()
+    }
+  }
+}
+
+extension Reference {
+  /// `update` for a key that is not atomic: `withLock`, then a save of the result conditional
+  /// on the version the body's value was derived from. A save the key refuses as a conflict
+  /// (`SaveContinuation.resume(conflict:…)`) hands the holders the stored value; the body then
+  /// runs again on it after a jittered back-off, until the save lands or `retry.deadline`
+  /// passes since the start (then the refusal is thrown: nothing landed). Any other save error
+  /// is thrown at once, and whether that save landed is unknown. For a key without versions
+  /// the save is unconditional: exact among this process's holders only.
+  func updateBySaving<R: Sendable>(
+    _ body: @Sendable (inout Value) throws -> R, retry: UpdateRetry = .standard
+  ) async throws -> R {
+    let clock = ContinuousClock()
+    let start = clock.now
+    var refusals = 0
+    while true {
+      // The basis before the body: if someone else's value is taken between it and the save,
+      // the save stays conditional on the older version and is refused, so a body that ran
+      // on a value the holders no longer show never lands.
+      let basis = state.withLock { $0.basis }
+      let result = try withLock(body, save: false)
+      let outcome = await saveNow(derivedFrom: basis)
+      guard case .failure(let error) = outcome.outcome else { return result }
+      guard let conflict = outcome.conflict else { throw error }
+      refusals += 1
+      guard clock.now - start < retry.deadline else { throw error }
+      if case .unknown = conflict {
+        // The refusal did not hand over the stored value: load it before running again.
+        try? await load()
+      }
+      try await Task.sleep(for: retry.delay(afterFailures: refusals))
     }
   }
 }

@@ -80,7 +80,7 @@ extension Reference {
     }
     return enqueue(
       .change(
-        version: state.version, value: state.value, save: sequence, stored: state.storedVersion),
+        version: state.version, value: state.value, save: sequence, basis: state.basis),
       in: &state)
   }
 }

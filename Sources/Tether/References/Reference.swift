@@ -24,15 +24,13 @@ final class Reference<Value: Sendable>: MutableReference {
   @usableFromInline
   enum Delivery: Sendable {
     /// The value changed to `value` (now at `version`); save it if `save` has a sequence.
-    /// `stored` is the key's version it was derived from (captured under the lock the body
-    /// ran under).
-    case change(version: UInt64, value: Value, save: UInt64?, stored: SharedVersion?)
+    /// `basis` is what it was derived from (captured under the lock the body ran under).
+    case change(version: UInt64, value: Value, save: UInt64?, basis: VersionEngine.Basis?)
     /// A listener joined; it gets `value` first.
     case initial(Listener<Value>, Value)
-    /// `save()` was called.
+    /// `save()` (or an `update` attempt) was called, derived from `basis`.
     case save(
-      Value, stored: SharedVersion?, sequence: UInt64,
-      completion: @Sendable (Result<Void, any Error>) -> Void)
+      Value, basis: VersionEngine.Basis?, sequence: UInt64, completion: SaveCompletion)
   }
 
   @usableFromInline
@@ -54,15 +52,12 @@ final class Reference<Value: Sendable>: MutableReference {
     @usableFromInline var listeners: [Listener<Value>] = []
     @usableFromInline var outbox = DeliveryQueue<Delivery>()
     @usableFromInline var subscription: SharedSubscription?
-    /// The key's version of the stored value `value` was derived from: set with each value the
-    /// key delivers (load, subscription), kept across local changes, handed to every save in
-    /// `SaveContinuation.version`. Read in the critical section that ran the body, so an external
-    /// change waiting for the lock cannot slip in between (ARCHITECTURE.md, "Where versions
-    /// are decided").
-    @usableFromInline var storedVersion: SharedVersion?
-    /// The versions this reference's own saves wrote since the last version delivered by the
-    /// key (for keys that resume saves with the version they wrote).
-    var lineage = SaveLineage()
+    /// The versions and the one save in flight (see `VersionEngine`); `nil` for a value that
+    /// lives only here.
+    var saves: SaveQueue<Value>?
+
+    /// What a change made now is derived from, handed to its save.
+    @usableFromInline var basis: VersionEngine.Basis? { saves?.engine.basis }
 
     @usableFromInline init(value: Value) { self.value = value }
   }
@@ -115,11 +110,13 @@ final class Reference<Value: Sendable>: MutableReference {
 
   init(
     initialValue: Value, key: (any SharedReaderKey<Value>)?, livesInReference: Bool,
-    writer: (any SharedKey<Value>)? = nil, storedVersion: SharedVersion? = nil,
+    writer: (any SharedKey<Value>)? = nil, storedVersion: SharedVersion? = .absent,
     unregister: (@Sendable (ObjectIdentifier) -> Void)? = nil
   ) {
     var state = State(value: initialValue)
-    state.storedVersion = storedVersion
+    // `storedVersion` is what a preloaded value was loaded at; `.absent` (nothing seen) when the
+    // value is still to be loaded.
+    if !livesInReference, key != nil { state.saves = SaveQueue(stored: storedVersion) }
     self.state = Lock(state)
     self.word = Atomic(Self.isWordSized ? Self.pack(initialValue) : 0)
     self.initialValue = initialValue
@@ -133,7 +130,9 @@ final class Reference<Value: Sendable>: MutableReference {
   }
 
   deinit {
-    // The last holder is gone: nothing can mutate or save any more. Tell the key.
+    // The last holder is gone: nothing can mutate or save any more. A change still waiting for
+    // the save in flight reaches the key before it is told.
+    handOffPendingSave()
     let subscription = state.withLock { state in
       defer { state.subscription = nil }
       return state.subscription

@@ -18,7 +18,7 @@ final class ReferenceRegistry: Sendable {
   /// declaration's default is ignored while a reference exists.
   func reference<K: SharedReaderKey>(
     for key: K, writer: () -> (any SharedKey<K.Value>)?, initialValue: () -> K.Value,
-    preloaded: Bool = false, storedVersion: SharedVersion? = nil
+    preloaded: Bool = false, storedVersion: SharedVersion? = .absent
   ) -> Reference<K.Value> {
     let traits = KeyTraits.of(K.self)
     let id = KeyID(key.id)

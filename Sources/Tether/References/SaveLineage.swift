@@ -6,7 +6,8 @@
 /// them; when someone else's version came after it, the save must write over the version it
 /// was derived from, so that its compare fails: it never saw the newer value. Keys whose saves
 /// run asynchronously (the next save is made before the previous one is answered) keep one of
-/// these; the reference keeps one for keys that answer each save before the next is made.
+/// these. The reference itself decides with `VersionEngine`, which supersedes this: keys move
+/// to it (resuming each save with the version it wrote) and this copy goes (issue #32).
 package struct SaveLineage: Sendable, Equatable {
   /// Versions superseded by our own writes since the last external version, oldest first.
   private var superseded: [SharedVersion] = []
