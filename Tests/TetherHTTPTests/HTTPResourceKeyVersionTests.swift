@@ -66,7 +66,9 @@ import TetherHTTP
       return resource.respond(to: request)
     }
     let counter = Shared(wrappedValue: Item(id: -1, name: ""), Self.key(server))
-    let stored = try await counter.update { $0.id += 1; return $0.id }
+    let stored = try await counter.update {
+      $0.id += 1; return $0.id
+    }
     #expect(stored == 21)
     #expect(resource.document.text.contains(#""id":21"#))
     #expect(resource.acceptedWrites == 1)

@@ -103,11 +103,11 @@ public struct HTTPKey<Parameters: Encodable & Sendable, Response: Sendable>: Sha
 
   /// One `GET`; conditional when asked and validators are known. Returns the value with the
   /// version its validators name, the one a resource key's save derived from it must find.
-  /// `readingBackWriteOver` marks the read-back of this key's own write (over that version).
+  /// `readingBackOwnWrite` marks the read-back of this key's own write.
   /// An `ordered` read (a poll) whose answer may be older than one of this key's own writes
   /// answers `.notModified`: a holder's value never goes back to before its own save.
   func fetch(
-    conditional: Bool, ordered: Bool = false, readingBackWriteOver base: SharedVersion?? = nil
+    conditional: Bool, ordered: Bool = false, readingBackOwnWrite: Bool = false
   ) async throws(HTTPError) -> Fetched {
     var request = try client.request(for: endpoint, parameters, body: NoBody())
     let (etag, lastModified) = validators.current
@@ -118,7 +118,7 @@ public struct HTTPKey<Parameters: Encodable & Sendable, Response: Sendable>: Sha
     if conditional, response.status == 304 { return .notModified }
     if response.status == 404 { validators.recordAbsent(readWith: ordered ? ticket : nil) }
     let value = try endpoint.decode(response, url: request.url)
-    if let base { return .value(value, validators.recordOwnWrite(response, over: base)) }
+    if readingBackOwnWrite { return .value(value, validators.recordOwnWrite(response)) }
     guard let version = validators.record(response, readWith: ordered ? ticket : nil) else {
       return .notModified
     }

@@ -1,11 +1,9 @@
 import Tether
 import TetherSupport
 
-/// What an `.http` key knows about the versions of its resource: the validators of the last
-/// representation it read or wrote (for conditional reads and writes), the run of its own
-/// writes since the last representation written by someone else (see `SaveLineage`: a
-/// resource key's saves start a write before the previous one is answered), and which of its
-/// reads may be older than one of its own writes.
+/// What an `.http` key knows about its resource beyond what the reference's version engine
+/// decides: the validators of the last representation it read or wrote (for conditional
+/// reads), and which of its reads may be older than one of its own writes.
 ///
 /// An HTTP server orders a resource's reads and writes, but its validators are not ordered:
 /// an `ETag` does not say which of two representations is newer. A read's answer is known to
@@ -17,7 +15,6 @@ final class Validators: Sendable {
   private struct State {
     var etag: String?
     var lastModified: String?
-    var lineage = SaveLineage()
     /// Whether the holders' value last came without a version: a representation without
     /// validators, or a server-sent event's data.
     var versionless = false
@@ -73,14 +70,9 @@ final class Validators: Sendable {
       }
       (state.etag, state.lastModified) = (response.etag, response.lastModified)
       state.versionless = version == nil
-      state.lineage.external(version)
       return .some(version)
     }
   }
-
-  /// The version of "nothing stored" in this key's lineage: what a value made before anything
-  /// was seen, or after a 404, was derived from. No response's validators spell it.
-  static let nothingStored = SharedVersion("\n")
 
   /// Records that a read found no resource (404), unless (with a `ticket`) the answer may be
   /// older than one of this key's own writes.
@@ -89,29 +81,18 @@ final class Validators: Sendable {
       if let ticket, ticket.writeInFlight || ticket.writesBegun != state.writesBegun { return }
       (state.etag, state.lastModified) = (nil, nil)
       state.versionless = false
-      state.lineage.external(Self.nothingStored)
     }
   }
 
-  /// Records a representation this key's own save stored, written over `base`.
+  /// Records a representation this key's own save stored; returns its version.
   @discardableResult
-  func recordOwnWrite(
-    _ response: HTTPResponseMessage, over base: SharedVersion?
-  )
-    -> SharedVersion?
-  {
+  func recordOwnWrite(_ response: HTTPResponseMessage) -> SharedVersion? {
     let version = SharedVersion(validatorsOf: response)
     state.withLock { state in
       (state.etag, state.lastModified) = (response.etag, response.lastModified)
       state.versionless = version == nil
-      if let version { state.lineage.ownWrite(derivedFrom: base, wrote: version) }
     }
     return version
-  }
-
-  /// The version a save derived from `version` must find (see `SaveLineage`).
-  func base(derivedFrom version: SharedVersion?) -> SharedVersion? {
-    state.withLock { $0.lineage.base(derivedFrom: version) }
   }
 
   /// Forgets the validators: the next read is unconditional.
