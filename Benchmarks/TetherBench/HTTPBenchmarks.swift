@@ -132,6 +132,38 @@ func httpBenchmarks() -> [Benchmark] {
       }
     },
     Benchmark(
+      "http.update-contended-4", baseline: "baseline.urlsession-get-1k",
+      note: "4 holders x 25 updates on one .http resource (GET, then PUT with If-Match; a 412 "
+        + "retried after jittered back-off), ns per successful update; exact",
+      operations: 100
+    ) { n in
+      let server = try TestHTTPServer()
+      defer { server.stop() }
+      let resource = WritableResource(#"{"count":0}"#)
+      server.serve(resource, at: "/counter")
+      let client = HTTPClient(baseURL: server.baseURL)
+      // The query makes each holder's key its own reference, as another process's would be.
+      let holders = (0..<4).map { writer in
+        Shared(
+          wrappedValue: HTTPBench.Counter(count: -1),
+          .http(
+            HTTPBench.counter, save: HTTPBench.saveCounter, HTTPBench.Writer(writer: writer),
+            client: client, every: .seconds(3600)))
+      }
+      try await withThrowingTaskGroup(of: Void.self) { group in
+        for holder in holders {
+          group.addTask { for _ in 0..<(n / 4) { _ = try await holder.update { $0.count += 1 } } }
+        }
+        try await group.waitForAll()
+      }
+      let stored = try JSONDecoder().decode(HTTPBench.Counter.self, from: resource.document.body)
+      guard stored.count == n / 4 * 4 else {
+        throw HTTPError.invalidRequest(
+          "contended updates ended at \(stored.count), not \(n / 4 * 4)")
+      }
+      return UInt64(stored.count)
+    },
+    Benchmark(
       "http.sse-propagation",
       note: "ns from a server-sent event written to the @SharedReader holding it; target <= 2 ms"
     ) {
@@ -147,6 +179,18 @@ private enum HTTPBench {
   }
 
   static let items = Endpoint<NoParameters, NoBody, [Item]>.get("/items.json")
+
+  struct Counter: Codable, Sendable {
+    var count: Int
+  }
+
+  /// One writer of the contended counter: its number goes in the query.
+  struct Writer: Encodable, Sendable {
+    var writer: Int
+  }
+
+  static let counter = Endpoint<Writer, NoBody, Counter>.get("/counter")
+  static let saveCounter = Endpoint<Writer, Counter, Counter>.put("/counter")
 
   /// A loopback server with a 1 KB JSON document.
   static func server() throws -> (TestHTTPServer, HTTPDocument) {

@@ -94,6 +94,8 @@ public struct HTTPKey<Parameters: Encodable & Sendable, Response: Sendable>: Sha
   // MARK: - Fetching
 
   enum Fetched {
+    /// Not modified since the validators sent, or (for an ordered read) an answer that may be
+    /// older than one of this key's own writes: nothing to deliver.
     case notModified
     /// The representation and its version (its validators; `nil` when it has none).
     case value(Response, SharedVersion?)
@@ -101,19 +103,26 @@ public struct HTTPKey<Parameters: Encodable & Sendable, Response: Sendable>: Sha
 
   /// One `GET`; conditional when asked and validators are known. Returns the value with the
   /// version its validators name, the one a resource key's save derived from it must find.
-  /// `readingBackWriteOver` marks the read-back of this key's own write (over that version).
+  /// `readingBackOwnWrite` marks the read-back of this key's own write.
+  /// An `ordered` read (a poll) whose answer may be older than one of this key's own writes
+  /// answers `.notModified`: a holder's value never goes back to before its own save.
   func fetch(
-    conditional: Bool, readingBackWriteOver base: SharedVersion?? = nil
+    conditional: Bool, ordered: Bool = false, readingBackOwnWrite: Bool = false
   ) async throws(HTTPError) -> Fetched {
     var request = try client.request(for: endpoint, parameters, body: NoBody())
     let (etag, lastModified) = validators.current
     if conditional, let etag { request.setHeader("If-None-Match", etag) }
     if conditional, let lastModified { request.setHeader("If-Modified-Since", lastModified) }
+    let ticket = validators.beginRead()
     let response = try await client.response(for: request)
     if conditional, response.status == 304 { return .notModified }
+    if response.status == 404 { validators.recordAbsent(readWith: ordered ? ticket : nil) }
     let value = try endpoint.decode(response, url: request.url)
-    if let base { return .value(value, validators.recordOwnWrite(response, over: base)) }
-    return .value(value, validators.record(response))
+    if readingBackOwnWrite { return .value(value, validators.recordOwnWrite(response)) }
+    guard let version = validators.record(response, readWith: ordered ? ticket : nil) else {
+      return .notModified
+    }
+    return .value(value, version)
   }
 
   // MARK: - Polling
@@ -128,7 +137,7 @@ public struct HTTPKey<Parameters: Encodable & Sendable, Response: Sendable>: Sha
         return
       }
       do {
-        if case .value(let value, let version) = try await fetch(conditional: true) {
+        if case .value(let value, let version) = try await fetch(conditional: true, ordered: true) {
           subscriber.yield(value, version: version)
         }
         failures = 0
@@ -244,7 +253,9 @@ public struct HTTPKey<Parameters: Encodable & Sendable, Response: Sendable>: Sha
   ) async {
     if event.data.isEmpty { return await refresh(subscriber) }
     do {
-      subscriber.yield(try endpoint.decode(Data(event.data.utf8), url: url))
+      let value = try endpoint.decode(Data(event.data.utf8), url: url)
+      validators.deliveredWithoutVersion()
+      subscriber.yield(value)
     } catch {
       subscriber.yield(throwing: error)
     }
@@ -252,85 +263,12 @@ public struct HTTPKey<Parameters: Encodable & Sendable, Response: Sendable>: Sha
 
   private func refresh(_ subscriber: SharedSubscriber<Response>) async {
     do {
-      if case .value(let value, let version) = try await fetch(conditional: true) {
+      if case .value(let value, let version) = try await fetch(conditional: true, ordered: true) {
         subscriber.yield(value, version: version)
       }
     } catch {
       if error != .cancelled { subscriber.yield(throwing: error) }
     }
-  }
-}
-
-/// The validators of the last representation a key loaded, for conditional reads, and the
-/// run of its own writes since the last representation written by someone else (see
-/// `SaveLineage`): a resource key's saves start a write before the previous one is answered.
-final class Validators: Sendable {
-  private struct State {
-    var etag: String?
-    var lastModified: String?
-    var lineage = SaveLineage()
-  }
-  private let state = Lock(State())
-
-  var current: (etag: String?, lastModified: String?) {
-    state.withLock { ($0.etag, $0.lastModified) }
-  }
-
-  /// Records a representation read from the server; returns its version.
-  @discardableResult
-  func record(_ response: HTTPResponseMessage) -> SharedVersion? {
-    let version = SharedVersion(validatorsOf: response)
-    state.withLock { state in
-      (state.etag, state.lastModified) = (response.etag, response.lastModified)
-      state.lineage.external(version)
-    }
-    return version
-  }
-
-  /// Records a representation this key's own save stored, written over `base`.
-  @discardableResult
-  func recordOwnWrite(
-    _ response: HTTPResponseMessage, over base: SharedVersion?
-  )
-    -> SharedVersion?
-  {
-    let version = SharedVersion(validatorsOf: response)
-    state.withLock { state in
-      (state.etag, state.lastModified) = (response.etag, response.lastModified)
-      if let version { state.lineage.ownWrite(derivedFrom: base, wrote: version) }
-    }
-    return version
-  }
-
-  /// The version a save derived from `version` must find (see `SaveLineage`).
-  func base(derivedFrom version: SharedVersion?) -> SharedVersion? {
-    state.withLock { $0.lineage.base(derivedFrom: version) }
-  }
-
-  /// Forgets the validators: the next read is unconditional.
-  func forget() {
-    state.withLock { state in (state.etag, state.lastModified) = (nil, nil) }
-  }
-}
-
-extension SharedVersion {
-  /// The version named by a response's validators (`nil` when it has neither).
-  init?(validatorsOf response: HTTPResponseMessage) {
-    self.init(etag: response.etag, lastModified: response.lastModified)
-  }
-
-  init?(etag: String?, lastModified: String?) {
-    guard etag != nil || lastModified != nil else { return nil }
-    // Neither header value holds a line break.
-    self.init("\(etag ?? "")\n\(lastModified ?? "")")
-  }
-
-  /// The validators this version was made from.
-  var validators: (etag: String?, lastModified: String?) {
-    let parts = rawValue.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false)
-    let etag = parts.first.map(String.init).flatMap { $0.isEmpty ? nil : $0 }
-    let lastModified = parts.count > 1 ? String(parts[1]) : ""
-    return (etag, lastModified.isEmpty ? nil : lastModified)
   }
 }
 

@@ -48,8 +48,8 @@ public struct HTTPResourceKey<Parameters: Encodable & Sendable, Value: Sendable>
   /// Whether a resource without validators is overwritten without a precondition.
   public let lastWriterWins: Bool
   let write:
-    @Sendable (HTTPClient, Value, (etag: String?, lastModified: String?)) async throws(HTTPError)
-      -> (HTTPResponseMessage, URL)
+    @Sendable (HTTPClient, Value, WritePrecondition) async throws(HTTPError)
+      -> (response: HTTPResponseMessage, url: URL, sent: Data?)
   let writes: Writes
 
   init<SaveResponse>(
@@ -59,23 +59,28 @@ public struct HTTPResourceKey<Parameters: Encodable & Sendable, Value: Sendable>
     self.reader = reader
     self.lastWriterWins = lastWriterWins
     let parameters = reader.parameters
-    write = { client, value, validators throws(HTTPError) in
+    write = { client, value, precondition throws(HTTPError) in
       var request = try client.request(for: save, parameters, body: value)
-      if let etag = validators.etag, !etag.hasPrefix("W/") {
+      switch precondition {
+      case .absent:
+        request.setHeader("If-None-Match", "*")
+      case .matching(let etag?, _) where !etag.hasPrefix("W/"):
         request.setHeader("If-Match", etag)
-      } else if let lastModified = validators.lastModified {
+      case .matching(_, let lastModified?):
         request.setHeader("If-Unmodified-Since", lastModified)
-      } else if !lastWriterWins {
-        throw .invalidRequest(
-          "\(HTTPError.redacted(request.url)) offers no strong ETag and no Last-Modified, so "
-            + "a save cannot be conditional and could overwrite another writer's change; "
-            + "opt into lastWriterWins to allow it")
+      case .matching:
+        guard lastWriterWins else {
+          throw .invalidRequest(
+            "\(HTTPError.redacted(request.url)) offers no strong ETag and no Last-Modified, so "
+              + "a save cannot be conditional and could overwrite another writer's change; "
+              + "opt into lastWriterWins to allow it")
+        }
       }
       // A conditional write is safe to repeat: a retry after a lost answer gets a 412.
       let response = try await client.response(for: request)
       if response.status == 412 { throw .conflict(url: HTTPError.redacted(request.url)) }
       _ = try save.decode(response, url: request.url)
-      return (response, request.url)
+      return (response, request.url, request.body)
     }
     writes = Writes()
   }
@@ -100,82 +105,135 @@ public struct HTTPResourceKey<Parameters: Encodable & Sendable, Value: Sendable>
     }
   }
 
-  /// Saves `value` with `If-Match` on the version it was derived from, after the saves
-  /// before it.
+  /// Saves `value` with `If-Match` on the version it was derived from (`If-None-Match: *` when
+  /// that is ``SharedVersion/absent``) and resumes with the version written; on 412, reads the
+  /// newer representation and hands it over with the conflict.
   public func save(_ value: Value, context: SaveContext, continuation: SaveContinuation) {
     writes.queue.enqueue {
       do throws(HTTPError) {
-        try await store(value, derivedFrom: continuation.version)
-        continuation.resume()
+        let (stored, written, computed) = try await store(
+          value, derivedFrom: continuation.version)
+        if let written { continuation.resume(version: written) } else { continuation.resume() }
+        if computed {
+          // The server stored something else than what was sent (fields it computes): the
+          // holders take it. Tether ignores its own written version coming back, so it comes
+          // without one, and the next save is conditional on the validators it came with.
+          reader.validators.deliveredWithoutVersion()
+          writes.subscriber(of: Value.self)?.yield(stored)
+        }
       } catch {
-        if case .conflict = error { await loadNewer() }
-        continuation.resume(throwing: error)
+        guard case .conflict = error else { return continuation.resume(throwing: error) }
+        await handOverStored(refusedWith: error, continuation)
       }
     }
   }
 
-  /// Reads the latest stored value, applies `transform`, and saves it with `If-Match`,
-  /// starting again on 412.
+  /// Resumes a refused save with what the server stores now, so every holder converges on it.
+  private func handOverStored(
+    refusedWith conflict: HTTPError, _ continuation: SaveContinuation
+  ) async {
+    do throws(HTTPError) {
+      guard case .value(let stored, let version) = try await reader.fetch(conditional: false)
+      else { return continuation.resume(conflict: conflict) }
+      continuation.resume(conflict: conflict, storedValue: stored, version: version)
+    } catch .status(404, _, _, _) {
+      continuation.resume(conflict: conflict, nothingStoredAt: .absent)
+    } catch {
+      continuation.resume(conflict: conflict)
+    }
+  }
+
+  /// Reads the latest stored value, applies `transform`, and saves it with `If-Match` (or
+  /// `If-None-Match: *` when the resource does not exist), starting again on 412 after a
+  /// jittered back-off (`UpdateRetry`, the policy of every `update`), for up to 30 seconds.
   public func update(
     _ transform: @escaping @Sendable (inout Value) throws -> Void, initialValue: Value,
     continuation: UpdateContinuation<Value>
   ) {
     writes.queue.enqueue {
-      var lastError = HTTPError.cancelled
-      for _ in 0..<16 {
+      let retry = UpdateRetry.standard
+      let deadline = ContinuousClock.now + retry.deadline
+      var conflicts = 0
+      while true {
         do throws(HTTPError) {
-          guard case .value(var value, let version) = try await reader.fetch(conditional: false)
-          else {
-            continue
-          }
+          let (latest, version) = try await readLatest()
+          var value = latest ?? initialValue
           let transformed = Result { try transform(&value) }
           if case .failure(let error) = transformed { return continuation.resume(throwing: error) }
-          let stored = try await store(value, derivedFrom: version)
+          let (stored, _, _) = try await store(
+            value, derivedFrom: latest == nil ? .absent : version)
           return continuation.resume(returning: stored)
         } catch {
-          lastError = error
-          guard case .conflict = error else { break }
+          guard case .conflict = error else { return continuation.resume(throwing: error) }
+          // Equal writers that retry at once retry together, and one of them can lose every
+          // round: wait a random part of a growing ceiling first (full jitter).
+          conflicts += 1
+          let wait = retry.delay(afterFailures: conflicts)
+          guard ContinuousClock.now + wait < deadline else {
+            return continuation.resume(throwing: error)
+          }
+          try? await Task.sleep(for: wait)
         }
       }
-      continuation.resume(throwing: lastError)
     }
   }
 
-  /// One write conditional on the version `value` was derived from (or on the run of this
-  /// key's own writes since it); the holders then get what the server stored, with its
-  /// version. Returns the stored value.
-  @discardableResult
+  /// The stored value and its version, or `nil` when the resource does not exist (404).
+  private func readLatest() async throws(HTTPError) -> (Value?, SharedVersion?) {
+    do throws(HTTPError) {
+      guard case .value(let value, let version) = try await reader.fetch(conditional: false)
+      else { return (nil, nil) }
+      return (value, version)
+    } catch .status(404, _, _, _) {
+      return (nil, nil)
+    }
+  }
+
+  /// One write conditional on the version `value` was derived from: `If-None-Match: *` for
+  /// ``SharedVersion/absent`` (and for no version, unless the holders' value came without one,
+  /// as a server-sent event's data does: then the current validators). Returns the stored
+  /// value, its version, and whether the server stored other bytes than those sent.
   private func store(
     _ value: Value, derivedFrom version: SharedVersion?
-  ) async throws(HTTPError) -> Value {
-    let base = reader.validators.base(derivedFrom: version)
-    let (response, url) = try await write(
-      reader.client, value, base?.validators ?? reader.validators.current)
+  ) async throws(HTTPError) -> (Value, SharedVersion?, computed: Bool) {
+    let precondition: WritePrecondition
+    if version?.isAbsent == true
+      || (version == nil && !reader.validators.lastDeliveredWithoutVersion)
+    {
+      precondition = .absent
+    } else {
+      let validators = version?.validators ?? reader.validators.current
+      precondition = .matching(etag: validators.etag, lastModified: validators.lastModified)
+    }
+    reader.validators.beginWrite()
+    defer { reader.validators.endWrite() }
+    let (response, url, sent) = try await write(reader.client, value, precondition)
     if !response.body.isEmpty, (200..<300).contains(response.status),
       let stored = try? reader.endpoint.decode(response, url: url)
     {
       // A representation of what the server stored: server-computed fields arrive.
-      let written = reader.validators.recordOwnWrite(response, over: base)
-      writes.subscriber(of: Value.self)?.yield(stored, version: written)
-      return stored
+      let written = reader.validators.recordOwnWrite(response)
+      return (stored, written, response.body != sent)
     }
     // No representation: the stored version may differ from what was sent (and its validator
     // may be missing), so read it back once, unconditionally, as our own write's version.
     reader.validators.forget()
     if case .value(let stored, let written) = try await reader.fetch(
-      conditional: false, readingBackWriteOver: .some(base))
+      conditional: false, readingBackOwnWrite: true)
     {
-      writes.subscriber(of: Value.self)?.yield(stored, version: written)
-      return stored
+      return (stored, written, false)
     }
-    return value
+    return (value, nil, false)
   }
+}
 
-  private func loadNewer() async {
-    guard case .value(let newer, let version)? = try? await reader.fetch(conditional: false)
-    else { return }
-    writes.subscriber(of: Value.self)?.yield(newer, version: version)
-  }
+/// What a save requires of the stored resource.
+enum WritePrecondition: Sendable {
+  /// The version named by these validators (`If-Match`, else `If-Unmodified-Since`; neither:
+  /// no precondition, which only `lastWriterWins` allows).
+  case matching(etag: String?, lastModified: String?)
+  /// No version at all (`If-None-Match: *`): the value was derived from nothing seen.
+  case absent
 }
 
 /// A key's serial write queue (the one ``SerialWriteQueue`` of networked keys) and its current

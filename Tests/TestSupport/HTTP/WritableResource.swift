@@ -10,7 +10,10 @@ import Foundation
 /// // GET → 200 with ETag; PUT with If-Match: <that tag> → 200 with the new ETag
 /// // PUT with a stale If-Match → 412
 /// resource.replace(with: #"{"count":5}"#)   // another writer
+/// resource.remove()   // GET → 404; PUT with If-None-Match: * creates it again
 /// ```
+///
+/// A `PUT` with `If-None-Match: *` writes only while the resource is absent (412 otherwise).
 ///
 /// All methods are thread-safe.
 public final class WritableResource: Sendable {
@@ -29,6 +32,7 @@ public final class WritableResource: Sendable {
   private let state: LockedState<HTTPDocument>
   private let writes = LockedState(0)
   private let modified = LockedState(1)
+  private let present = LockedState(true)
   private let validators: Validators
   private let onWrite: @Sendable (Data) -> Data
 
@@ -73,20 +77,37 @@ public final class WritableResource: Sendable {
   /// How many writes the server accepted.
   public var acceptedWrites: Int { writes.withLock { $0 } }
 
+  /// Whether the resource exists (a `GET` of an absent one answers 404).
+  public var exists: Bool { present.withLock { $0 } }
+
+  /// Deletes the resource, as another writer would: reads answer 404 until a write.
+  public func remove() {
+    present.withLock { $0 = false }
+    modified.withLock { $0 += 1 }
+  }
+
   /// Replaces the resource, as another writer would.
   @discardableResult
   public func replace(with body: String) -> HTTPDocument {
     let document = HTTPDocument(body: Data(body.utf8), contentType: self.document.contentType)
     state.withLock { $0 = document }
+    present.withLock { $0 = true }
     modified.withLock { $0 += 1 }
     return document
   }
 
-  func respond(to request: RecordedRequest) -> HTTPResponse {
+  /// The answer to `request`: what `serve(_:at:)` sends (a test wraps it to delay or gate it).
+  public func respond(to request: RecordedRequest) -> HTTPResponse {
     switch request.method {
     case "PUT", "PATCH":
       let current = lastModified
       let outcome = state.withLock { document -> HTTPDocument? in
+        // Checked under the document's lock, so a create races no other write.
+        let exists = present.withLock { $0 }
+        if request.header("If-None-Match")?.trimmingCharacters(in: .whitespaces) == "*", exists {
+          return nil
+        }
+        if request.header("If-Match") != nil, !exists { return nil }
         if let tags = request.header("If-Match"),
           validators != .strongETag
             || !(tags.trimmingCharacters(in: .whitespaces) == "*"
@@ -101,6 +122,7 @@ public final class WritableResource: Sendable {
           return nil
         }
         document = HTTPDocument(body: onWrite(request.body), contentType: document.contentType)
+        present.withLock { $0 = true }
         return document
       }
       guard let outcome else {
@@ -110,6 +132,7 @@ public final class WritableResource: Sendable {
       modified.withLock { $0 += 1 }
       return HTTPResponse(status: 200, headers: headers(for: outcome), body: outcome.body)
     default:
+      guard exists else { return HTTPResponse(status: 404, body: "") }
       var response = HTTPConnection.documentResponse(document, for: request)
       if validators != .strongETag {
         response.headers["ETag"] = nil
