@@ -215,7 +215,7 @@ final class RequestExecutor: Sendable {
         case .success: nil
         }
       guard let failure, HTTPRetryPolicy.isTransient(failure), request.method.isIdempotent,
-        attempt < policy.retryPolicy.maximumAttempts,
+        Self.mayRepeat(request, after: failure), attempt < policy.retryPolicy.maximumAttempts,
         let delay = policy.retryPolicy.delay(
           beforeRetry: attempt, retryAfter: failure.retryAfter)
       else {
@@ -227,6 +227,22 @@ final class RequestExecutor: Sendable {
       } catch {
         throw .cancelled
       }
+    }
+  }
+
+  /// Whether `request` may be sent again after `failure`. A conditional write (`If-Match` or
+  /// `If-None-Match` on a `PUT` or `DELETE`) only when it cannot have been applied: the server
+  /// was not reached, or it answered with a transient status. After a timeout or a cut-off
+  /// answer its outcome is unknown, and a second attempt would meet the first one's write as a
+  /// conflict (`412`), which a caller re-applying its change on conflicts (`update`) would
+  /// apply twice; the error goes to the caller instead.
+  static func mayRepeat(_ request: HTTPRequest, after failure: HTTPError) -> Bool {
+    guard request.method != .get, request.method != .head,
+      request.header("If-Match") != nil || request.header("If-None-Match") != nil
+    else { return true }
+    switch failure {
+    case .unreachable, .status: return true
+    default: return false
     }
   }
 
