@@ -17,8 +17,14 @@ extension Reference {
       completion?(Versioned(.success(())))
       return
     }
+    var pipelined = false
     let condition = state.withLock { state -> SharedVersion?? in
       guard let saves = state.saves, let basis else { return .some(nil) }
+      if saves.pipelined {
+        // Handed over at once, derived from its basis; the key maps its own writes.
+        pipelined = true
+        return .some(saves.engine.condition(for: basis))
+      }
       if let condition = saves.engine.saveRequested(basis) { return condition }
       var pending =
         saves.pending
@@ -33,35 +39,28 @@ extension Reference {
     guard let condition else { return }
     makeSave(
       value, context: context, condition: condition, sequence: sequence,
-      completions: completion.map { [$0] } ?? [])
+      completions: completion.map { [$0] } ?? [], pipelined: pipelined)
   }
 
   /// Hands a save to the key, conditional on `condition`.
   private func makeSave(
     _ value: Value, context: SaveContext, condition: SharedVersion?, sequence: UInt64,
-    completions: [SaveCompletion]
+    completions: [SaveCompletion], pipelined: Bool = false
   ) {
     guard let writer else { return }
-    let handoff = state.withLock { $0.saves?.handoff }
-    let observer = issueObserver
     // Weak: a save in flight must not keep the reference alive, or releasing the last holder
-    // would not cancel the subscription, which is the key's cue to flush pending writes. A
-    // change still waiting then is left in `handoff` by `deinit`, and made here.
+    // would not cancel the subscription, which is the key's cue to flush pending writes (a
+    // change still waiting then is handed over by `deinit`, see `handOverPendingSave`).
     let continuation = SaveContinuation(
-      observer: observer, version: condition,
+      observer: issueObserver, version: condition,
       // A retry the key reports after this save failed is its outcome, unless a later save has
       // reported since (the guard in `finishSave`).
       resolvedLater: { [weak self] in self?.finishSave(sequence: sequence, result: $0) },
       versioned: { [weak self] outcome in
-        guard let self else {
-          completions.forEach { $0(outcome) }
-          if let (pending, condition) = handoff?.ended(Self.end(of: outcome, observer: observer)) {
-            writer.save(
-              pending.value, context: pending.context,
-              continuation: SaveContinuation(
-                observer: observer, version: condition, versioned: { _ in }))
-          }
-          return
+        guard let self else { return completions.forEach { $0(outcome) } }
+        guard !pipelined else {
+          self.finishSave(sequence: sequence, result: outcome.outcome)
+          return completions.forEach { $0(outcome) }
         }
         self.saveEnded(outcome, sequence: sequence, completions: completions)
       })
@@ -142,25 +141,25 @@ extension Reference {
     }
   }
 
-  /// The reference is going away: a change still waiting for the save in flight is left for
-  /// that save's end to make, or made now if it already ended. Called by `deinit`, before the
-  /// subscription is cancelled.
-  func handOffPendingSave() {
-    let orphan = state.withLock {
-      state -> (SaveHandoff<Value>, PendingSave<Value>, SharedVersion?)? in
+  /// The reference is going away: a change still waiting for the save in flight is handed to
+  /// the key at once, so that it comes before the subscription's cancel (the key's cue to flush
+  /// what it buffered) and is never lost with its holders. The one exception to "one save in
+  /// flight": it is derived from the version before the save in flight, which a key that
+  /// writes asynchronously maps to its own newest write (the built-in keys do), and which
+  /// otherwise makes the store refuse it rather than overwrite anything. Called by `deinit`.
+  func handOverPendingSave() {
+    let orphan = state.withLock { state -> (PendingSave<Value>, SharedVersion?)? in
       guard let saves = state.saves, let pending = saves.pending,
         let basis = saves.engine.pending
       else { return nil }
       saves.pending = nil
-      return (saves.handoff, pending, saves.engine.condition(for: basis))
+      return (pending, saves.engine.condition(for: basis))
     }
-    guard let (handoff, pending, condition) = orphan, let writer,
-      let (ready, version) = handoff.orphan(pending, condition: condition)
-    else { return }
+    guard let (pending, condition) = orphan, let writer else { return }
     writer.save(
-      ready.value, context: ready.context,
-      continuation: SaveContinuation(observer: issueObserver, version: version, versioned: { _ in })
-    )
+      pending.value, context: pending.context,
+      continuation: SaveContinuation(
+        observer: issueObserver, version: condition, versioned: { _ in }))
   }
 
   @usableFromInline

@@ -130,7 +130,9 @@ final class Reference<Value: Sendable>: MutableReference {
     var state = State(value: initialValue)
     // `storedVersion` is what a preloaded value was loaded at; `.absent` (nothing seen) when the
     // value is still to be loaded.
-    if !livesInReference, key != nil { state.saves = SaveQueue(stored: storedVersion) }
+    if !livesInReference, key != nil {
+      state.saves = SaveQueue(stored: storedVersion, pipelined: writer is any PipelinedSaveKey)
+    }
     self.state = Lock(state)
     self.word = Atomic(Self.isWordSized ? Self.pack(initialValue) : 0)
     self.initialValue = initialValue
@@ -149,7 +151,7 @@ final class Reference<Value: Sendable>: MutableReference {
   deinit {
     // The last holder is gone: nothing can mutate or save any more. A change still waiting for
     // the save in flight reaches the key before it is told.
-    handOffPendingSave()
+    handOverPendingSave()
     let subscription = state.withLock { state in
       defer { state.subscription = nil }
       return state.subscription

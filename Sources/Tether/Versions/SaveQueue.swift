@@ -1,5 +1,3 @@
-import TetherSupport
-
 /// A reference's side of the version engine: the engine itself, the coalesced change waiting
 /// for the save in flight, and the value delivered while that save was in flight.
 ///
@@ -15,11 +13,14 @@ final class SaveQueue<Value: Sendable> {
   /// The newest value delivered while a save was in flight (the engine has its version):
   /// `nil` inside for a load that found nothing, which changes no value.
   var held: Value??
-  /// Where the coalesced change goes if the reference goes away with a save in flight.
-  let handoff = SaveHandoff<Value>()
 
-  init(stored: SharedVersion?) {
+  /// Whether saves go to the key at once (see `PipelinedSaveKey`); the engine still decides
+  /// what each is derived from and which deliveries to take.
+  let pipelined: Bool
+
+  init(stored: SharedVersion?, pipelined: Bool) {
     engine = VersionEngine(stored: stored)
+    self.pipelined = pipelined
   }
 }
 
@@ -36,58 +37,3 @@ struct PendingSave<Value: Sendable>: Sendable {
 
 /// Who waits for a save's outcome, with the conflict if the key refused it.
 @usableFromInline typealias SaveCompletion = @Sendable (Versioned<Result<Void, any Error>>) -> Void
-
-/// How the coalesced change of a reference that went away reaches its key: the save in flight
-/// makes it when it ends (a pending change is never lost because its holders were released).
-///
-/// The reference's `deinit` leaves the change here; the end of the save in flight, finding its
-/// reference gone, takes it. Whichever of the two comes second makes the save.
-final class SaveHandoff<Value: Sendable>: Sendable {
-  private enum Stage {
-    case open
-    /// The save in flight ended after its reference went away, and it left this condition
-    /// for the change (`nil` outside: the change was derived from a refused save; drop it).
-    case ended(SharedVersion??)
-    /// The reference went away, leaving this change and the condition it had then.
-    case orphaned(PendingSave<Value>, condition: SharedVersion?)
-  }
-  private let stage = Lock<Stage>(.open)
-
-  /// The reference is going away with `pending` waiting: returns it, with its condition, if the
-  /// save in flight already ended (the caller makes it now), else keeps it for that end.
-  func orphan(
-    _ pending: PendingSave<Value>, condition: SharedVersion?
-  ) -> (
-    PendingSave<Value>, SharedVersion?
-  )? {
-    stage.withLock { stage in
-      guard case .ended(let ended) = stage else {
-        stage = .orphaned(pending, condition: condition)
-        return nil
-      }
-      stage = .open
-      guard let ended else { return nil }
-      return (pending, ended ?? condition)
-    }
-  }
-
-  /// The save in flight ended as `end` with its reference gone: the orphaned change to save
-  /// now, with its condition, if the reference left one.
-  func ended(_ end: VersionEngine.SaveEnd) -> (PendingSave<Value>, SharedVersion?)? {
-    let next: SharedVersion??
-    switch end {
-    case .saved(let written): next = .some(written)
-    case .failed: next = .some(nil)
-    case .refused: next = nil
-    }
-    return stage.withLock { stage in
-      guard case .orphaned(let pending, let condition) = stage else {
-        stage = .ended(next)
-        return nil
-      }
-      stage = .open
-      guard let next else { return nil }
-      return (pending, next ?? condition)
-    }
-  }
-}
