@@ -226,3 +226,33 @@ private final class Gate: Sendable {
     if wasHolding { released.signal() }
   }
 }
+
+extension HTTPResourceKeyVersionTests {
+  /// A save answered without a representation (`204`, as nginx's WebDAV module answers) is read
+  /// back for its version. When another writer's change lands between the write and that read,
+  /// the read-back is theirs, not ours: the holders take it instead of keeping their own value
+  /// over a version that is not it (it was then never delivered: later polls answered 304).
+  @Test func aChangeLandingBetweenAWriteAndItsReadBackReachesTheHolders() async throws {
+    let server = try TestHTTPServer()
+    let resource = WritableResource(json(Item(id: 1, name: "one")))
+    server.setHandler(at: "/items/1") { request in
+      guard request.method == "PUT" else { return resource.respond(to: request) }
+      let answer = resource.respond(to: request)
+      guard answer.status < 300 else { return answer }
+      // Another writer, right after ours landed; our answer carries no representation.
+      _ = resource.replace(with: json(Item(id: 1, name: "theirs")))
+      return HTTPResponse(status: 204)
+    }
+    @Shared(
+      .http(
+        Self.read, save: Endpoint<WriterPath, Item, NoBody>.put("/items/{id}"),
+        WriterPath(writer: 0), client: HTTPClient(baseURL: server.baseURL),
+        every: .seconds(60)))
+    var item = Item(id: 0, name: "default")
+    try await waitUntil("the loaded value") { item.name == "one" }
+    $item.withLock { $0.name = "mine" }
+    try await waitUntil("the other writer's change") { item.name == "theirs" }
+    #expect($item.saveError == nil)
+    #expect(resource.document.text.contains("theirs"))
+  }
+}

@@ -103,11 +103,10 @@ public struct HTTPKey<Parameters: Encodable & Sendable, Response: Sendable>: Sha
 
   /// One `GET`; conditional when asked and validators are known. Returns the value with the
   /// version its validators name, the one a resource key's save derived from it must find.
-  /// `readingBackOwnWrite` marks the read-back of this key's own write.
   /// An `ordered` read (a poll) whose answer may be older than one of this key's own writes
   /// answers `.notModified`: a holder's value never goes back to before its own save.
   func fetch(
-    conditional: Bool, ordered: Bool = false, readingBackOwnWrite: Bool = false
+    conditional: Bool, ordered: Bool = false
   ) async throws(HTTPError) -> Fetched {
     var request = try client.request(for: endpoint, parameters, body: NoBody())
     let (etag, lastModified) = validators.current
@@ -118,11 +117,23 @@ public struct HTTPKey<Parameters: Encodable & Sendable, Response: Sendable>: Sha
     if conditional, response.status == 304 { return .notModified }
     if response.status == 404 { validators.recordAbsent(readWith: ordered ? ticket : nil) }
     let value = try endpoint.decode(response, url: request.url)
-    if readingBackOwnWrite { return .value(value, validators.recordOwnWrite(response)) }
     guard let version = validators.record(response, readWith: ordered ? ticket : nil) else {
       return .notModified
     }
     return .value(value, version)
+  }
+
+  /// The read-back of this key's own write, whose answer had no representation: one
+  /// unconditional `GET`. When it holds exactly the bytes `sent`, its version is the write's;
+  /// otherwise (fields the server computes, or another writer's change that landed after the
+  /// write and before this read) `sameBytes` is `false`, and the holders must take it.
+  func readBack(
+    sent: Data?
+  ) async throws(HTTPError) -> (Response, SharedVersion?, sameBytes: Bool) {
+    let request = try client.request(for: endpoint, parameters, body: NoBody())
+    let response = try await client.response(for: request)
+    let value = try endpoint.decode(response, url: request.url)
+    return (value, validators.recordOwnWrite(response), response.body == sent)
   }
 
   // MARK: - Polling

@@ -216,14 +216,12 @@ public struct HTTPResourceKey<Parameters: Encodable & Sendable, Value: Sendable>
       return (stored, written, response.body != sent)
     }
     // No representation: the stored version may differ from what was sent (and its validator
-    // may be missing), so read it back once, unconditionally, as our own write's version.
+    // may be missing), so read it back once, unconditionally, as our own write's version. What
+    // it reads may already be newer than the write (another writer's change landed in
+    // between): then the holders take it, as they take fields the server computes.
     reader.validators.forget()
-    if case .value(let stored, let written) = try await reader.fetch(
-      conditional: false, readingBackOwnWrite: true)
-    {
-      return (stored, written, false)
-    }
-    return (value, nil, false)
+    let (stored, written, sameBytes) = try await reader.readBack(sent: sent)
+    return (stored, written, !sameBytes)
   }
 }
 
