@@ -66,7 +66,9 @@ import Glibc
       $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(descriptor, $0, &length) }
     }
     #expect(UInt16(bigEndian: peer.sin_port) == server.port)
-    #expect(elapsed < .seconds(2), "connecting took \(elapsed) with a 10 s connect timeout")
+    // Well under the 10 s the old address loop used up. (Not tighter: in the full parallel
+    // suite on two cores, the test's own continuation has waited seconds to be resumed.)
+    #expect(elapsed < .seconds(8), "connecting took \(elapsed) with a 10 s connect timeout")
   }
 
   @Test func everyAddressRefusedFailsWithTheReason() async throws {
@@ -76,21 +78,21 @@ import Glibc
     #expect(throws: HTTPError.unreachable(url: "http://name.test", reason: "connection refused")) {
       try result.get()
     }
-    #expect(elapsed < .seconds(2))
+    #expect(elapsed < .seconds(8), "\(elapsed) with a 10 s connect timeout")
   }
 
   @Test func aBlackHoledAddressEndsAtItsShareOfTheTimeoutWhenNothingElseAnswers() async throws {
     let blackhole = try Blackhole()
     let closed = try Blackhole.closedPort()
     let resolver = fixedResolver([loopback(blackhole.port), loopback(closed)])
-    // Two addresses share 8 s: the black-holed one is given up after 4 s, not 8 s. (Wide
-    // margins: a loaded two-core machine delays timers by a second or more.)
-    let (result, elapsed) = try await connect(resolver: resolver, connectTimeout: 8)
+    // Two addresses share 16 s: the black-holed one is given up after 8 s, not 16 s. (Wide
+    // margins: in the full parallel suite a continuation has waited seconds to be resumed.)
+    let (result, elapsed) = try await connect(resolver: resolver, connectTimeout: 16)
     #expect(throws: HTTPError.unreachable(url: "http://name.test", reason: "connection timed out"))
     {
       try result.get()
     }
-    #expect(elapsed >= .milliseconds(3900) && elapsed < .milliseconds(7500), "\(elapsed)")
+    #expect(elapsed >= .milliseconds(7900) && elapsed < .seconds(15), "\(elapsed)")
   }
 
   @Test func aNameWithoutAddressesFailsAsHostNotFound() async throws {
