@@ -69,14 +69,14 @@ import Testing
 
 /// Counts answers from the resolver's threads.
 private final class Answers: Sendable {
-  private let state = Mutex(0)
+  private let state = LockedState(0)
   var count: Int { state.withLock { $0 } }
   func record() { state.withLock { $0 += 1 } }
 }
 
 /// How many lookups run at once, and the most that ever did.
 private final class Concurrency: Sendable {
-  private let state = Mutex((now: 0, most: 0))
+  private let state = LockedState((now: 0, most: 0))
   var now: Int { state.withLock { $0.now } }
   var most: Int { state.withLock { $0.most } }
 

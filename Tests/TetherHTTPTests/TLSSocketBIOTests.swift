@@ -66,7 +66,7 @@ struct TLSSocketBIOTests {
   /// pool, and once: two requests for one new configuration share what the first made.
   @Test func aContextIsMadeOnceOnTheBuilderQueueForConcurrentAskers() async throws {
     let authority = try await TestCertificateAuthority.shared()
-    let made = Mutex<[Bool]>([])
+    let made = LockedState<[Bool]>([])
     let cache = TLSContextCache { configuration throws(TLSFailure) in
       made.withLock { $0.append(DispatchQueue.getSpecific(key: TLSContextCache.onBuilder) == true) }
       return try TLSContext(trustedCertificates: configuration.trustedCertificates)
