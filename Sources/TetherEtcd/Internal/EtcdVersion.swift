@@ -37,7 +37,7 @@ enum EtcdVersion: Sendable, Hashable {
   }
 
   /// How holders see it: a stored value's `mod_revision`, a deletion as
-  /// ``SharedVersion/deleted(at:)`` its revision.
+  /// `SharedVersion.deleted(at:)` its revision.
   var shared: SharedVersion {
     switch self {
     case .stored(let revision): SharedVersion(revision)
@@ -46,7 +46,7 @@ enum EtcdVersion: Sendable, Hashable {
   }
 
   /// The version a holder was handed, or `nil` for one this key never handed out and for
-  /// ``SharedVersion/absent`` (nothing seen: the save writes only if nothing is stored).
+  /// `SharedVersion.absent` (nothing seen: the save writes only if nothing is stored).
   init?(_ version: SharedVersion) {
     if let deletion = version.deletedAt?.number {
       self = .absent(since: deletion)

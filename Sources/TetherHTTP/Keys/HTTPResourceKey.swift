@@ -106,7 +106,7 @@ public struct HTTPResourceKey<Parameters: Encodable & Sendable, Value: Sendable>
   }
 
   /// Saves `value` with `If-Match` on the version it was derived from (`If-None-Match: *` when
-  /// that is ``SharedVersion/absent``) and resumes with the version written; on 412, reads the
+  /// that is `SharedVersion.absent`) and resumes with the version written; on 412, reads the
   /// newer representation and hands it over with the conflict.
   public func save(_ value: Value, context: SaveContext, continuation: SaveContinuation) {
     writes.queue.enqueue {
@@ -190,7 +190,7 @@ public struct HTTPResourceKey<Parameters: Encodable & Sendable, Value: Sendable>
   }
 
   /// One write conditional on the version `value` was derived from: `If-None-Match: *` for
-  /// ``SharedVersion/absent`` (and for no version, unless the holders' value came without one,
+  /// `SharedVersion.absent` (and for no version, unless the holders' value came without one,
   /// as a server-sent event's data does: then the current validators). Returns the stored
   /// value, its version, and whether the server stored other bytes than those sent.
   private func store(
