@@ -17,13 +17,18 @@ public func onDedicatedThread<T: Sendable>(_ body: @escaping @Sendable () -> T) 
   }
 }
 
-/// Runs `body` for each index in `0..<iterations` in parallel, as
-/// `DispatchQueue.concurrentPerform` does, off Swift concurrency's cooperative pool (see
-/// ``onDedicatedThread(_:)``), and returns when every iteration has finished.
+/// Runs `body` for each index in `0..<iterations` in parallel, one thread of its own per
+/// index, and returns when every iteration has finished.
+///
+/// Not `DispatchQueue.concurrentPerform`: on Linux its iterations run on Dispatch's global
+/// pool, whose threads are the ones Swift concurrency runs on (see ``onDedicatedThread(_:)``),
+/// so eight iterations spinning there stall every other test's `await`.
 public func concurrentlyOnDedicatedThreads(
   iterations: Int, _ body: @escaping @Sendable (Int) -> Void
 ) async {
-  await onDedicatedThread {
-    DispatchQueue.concurrentPerform(iterations: iterations, execute: body)
+  await withTaskGroup(of: Void.self) { group in
+    for index in 0..<iterations {
+      group.addTask { await onDedicatedThread { body(index) } }
+    }
   }
 }

@@ -94,7 +94,7 @@ import TetherHTTP
   // Guards: a connect that is never answered (the listener's queue is full, SYNs are dropped)
   // must end by the timeout.
   @Test func aConnectNobodyAnswersTimesOut() async throws {
-    let blackhole = try Blackhole()
+    let blackhole = try await Blackhole.start()
     let client = HTTPClient(baseURL: blackhole.baseURL, timeout: .seconds(1), retryPolicy: .none)
     let started = ContinuousClock.now
     let outcome = try await withTimeout(.seconds(15), "the request to end") {

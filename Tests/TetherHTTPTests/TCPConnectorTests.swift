@@ -53,7 +53,7 @@ import Glibc
   @Test func aBlackHoledFirstAddressDoesNotUseUpTheConnectTimeout() async throws {
     // The first address is a loopback listener whose full accept queue drops every SYN (a
     // black hole, as an unroutable IPv6 address is); the second is a real server.
-    let blackhole = try Blackhole()
+    let blackhole = try await Blackhole.start()
     let server = try TestHTTPServer()
     let resolver = fixedResolver([loopback(blackhole.port), loopback(server.port)])
     let (result, elapsed) = try await connect(resolver: resolver, connectTimeout: 10)
@@ -82,7 +82,7 @@ import Glibc
   }
 
   @Test func aBlackHoledAddressEndsAtItsShareOfTheTimeoutWhenNothingElseAnswers() async throws {
-    let blackhole = try Blackhole()
+    let blackhole = try await Blackhole.start()
     let closed = try Blackhole.closedPort()
     let resolver = fixedResolver([loopback(blackhole.port), loopback(closed)])
     // Two addresses share 16 s: the black-holed one is given up after 8 s, not 16 s. (Wide

@@ -1,5 +1,5 @@
-import Dispatch
 import Synchronization
+import TestSupport
 import Testing
 import TetherSupport
 
@@ -110,11 +110,12 @@ struct OrderedDeliveryTests {
   }
 
   @Test("concurrent senders: one delivery at a time, each sender's items in its order, none lost")
-  func concurrentSenders() {
+  func concurrentSenders() async {
     let senders = 4
     let perSender = 5_000
     let channel = Channel()
-    DispatchQueue.concurrentPerform(iterations: senders) { sender in
+    // Threads of their own: spinning on Swift concurrency's (two on CI) stalls other tests.
+    await concurrentlyOnDedicatedThreads(iterations: senders) { sender in
       for index in 0..<perSender {
         let item = sender * perSender + index
         if index % 3 == 0 { channel.enqueue(item) } else { channel.send(item) }

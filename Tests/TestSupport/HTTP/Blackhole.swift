@@ -14,7 +14,7 @@ import Darwin
 /// is full; `init` checks that this happened and throws otherwise.)
 ///
 /// ```swift
-/// let blackhole = try Blackhole()
+/// let blackhole = try await Blackhole.start()
 /// // a client with a 1 s timeout connecting to blackhole.baseURL times out after 1 s
 /// ```
 public final class Blackhole: Sendable {
@@ -26,7 +26,16 @@ public final class Blackhole: Sendable {
   /// `http://127.0.0.1:<port>`.
   public var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
 
+  /// Makes a blackhole on a thread of its own (see ``init()``, which blocks for 300 ms or
+  /// more): from async code, use this rather than the initializer.
+  public static func start() async throws -> Blackhole {
+    try await onDedicatedThread { Result { try Blackhole() } }.get()
+  }
+
   /// Listens, fills the accept queue, and checks that a further connect is not answered.
+  ///
+  /// Blocking: it waits 300 ms for a connect that must not complete. Swift concurrency has one
+  /// thread per core (two on CI), so async code calls ``start()`` instead.
   ///
   /// - Throws: `SocketError` when the socket cannot be made, or when this platform answered
   ///   every connect (operation `"blackhole"`).

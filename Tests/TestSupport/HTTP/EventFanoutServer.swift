@@ -27,7 +27,9 @@ public final class EventFanoutServer: Sendable {
     core = try EventFanoutCore(event: event)
   }
 
-  deinit { core.stop() }
+  // Without waiting for the loop's thread: the last reference usually goes at the end of an
+  // async test, on one of Swift concurrency's few threads.
+  deinit { core.stop(waiting: false) }
 
   /// The port the server listens on.
   public var port: UInt16 { core.port }
@@ -71,12 +73,12 @@ private final class EventFanoutCore: Sendable {
     Thread.detachNewThread { [self] in loop(answer: answer) }
   }
 
-  func stop() {
+  func stop(waiting: Bool = true) {
     let first = state.withLock { state -> Bool in
       defer { state.isStopped = true }
       return !state.isStopped
     }
-    guard first else { return }
+    guard first, waiting else { return }
     _ = loopEnded.wait(timeout: .now() + 2)
   }
 

@@ -377,7 +377,10 @@ final class HostileServerCore: Sendable {
     }
     guard wasRunning else { return }
     listener.shutdown()
-    if acceptLoopEnded.wait(timeout: .now() + 2) == .success { listener.close() }
-    _ = threads.wait(timeout: .now() + 2)
+    // Not on the caller's thread: see `ServerCore.stop()`.
+    Thread.detachNewThread { [self] in
+      if acceptLoopEnded.wait(timeout: .now() + 2) == .success { listener.close() }
+      _ = threads.wait(timeout: .now() + 2)
+    }
   }
 }

@@ -42,8 +42,9 @@ public final class TestHTTPServer: Sendable {
     core.stop()
   }
 
-  /// Stops the server: closes the listener and every open connection, ends delays and open
-  /// streams, and waits briefly for the connection threads. Calling it again does nothing.
+  /// Stops the server: shuts the listener and every open connection down and ends delays and
+  /// open streams; the connection threads end shortly after, without the caller waiting for
+  /// them (it may be one of Swift concurrency's few threads). Calling it again does nothing.
   public func stop() {
     core.stop()
   }

@@ -116,7 +116,8 @@ final class ServerCore: Sendable {
     }
   }
 
-  /// Stops accepting, wakes and ends every connection, and waits (briefly) for their threads.
+  /// Stops accepting and wakes and ends every connection, without waiting for their threads
+  /// (a thread of its own closes the listener once the accept loop has ended).
   func stop() {
     let open = state.withLock { state -> [OpenConnection]? in
       guard !state.isStopped else { return nil }
@@ -129,10 +130,15 @@ final class ServerCore: Sendable {
     guard let open else { return }
     listener.shutdown()
     for connection in open { connection.waker.signal() }
-    // The loop no longer touches the listener once it ended; if it has not ended (a stall),
-    // the descriptor is left open rather than closed under it.
-    if acceptLoopEnded.wait(timeout: .now() + 2) == .success { listener.close() }
-    _ = connectionThreads.wait(timeout: .now() + 2)
+    // Waiting for the threads to end happens on a thread of its own: `stop()` runs from the
+    // server's `deinit` at the end of an async test, on one of Swift concurrency's threads
+    // (two on CI), and blocking it for the accept loop's next poll stalled every other test.
+    Thread.detachNewThread { [self] in
+      // The loop no longer touches the listener once it ended; if it has not ended (a
+      // stall), the descriptor is left open rather than closed under it.
+      if acceptLoopEnded.wait(timeout: .now() + 2) == .success { listener.close() }
+      _ = connectionThreads.wait(timeout: .now() + 2)
+    }
   }
 
   /// Records `request` and decides how to answer it.
