@@ -139,7 +139,7 @@ import TetherHTTP
       Issue.record("expected unreachable, got \(String(describing: error))")
       return
     }
-    #expect(reason.contains("answered in HTTP/2"), "\(reason)")
+    #expect(reason.description.contains("answered in HTTP/2"), "\(reason)")
   }
 
   // Guards: a connection closed before any byte of an answer read "the response ended after 0

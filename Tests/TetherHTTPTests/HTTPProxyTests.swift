@@ -299,8 +299,8 @@ struct HTTPSProxyTunnelTests {
       Issue.record("expected unreachable, got \(String(describing: error))")
       return
     }
-    #expect(reason.contains("accepted the tunnel (status 200)"), "\(reason)")
-    #expect(!reason.contains("refused"), "\(reason)")
+    #expect(reason.description.contains("accepted the tunnel (status 200)"), "\(reason)")
+    #expect(!reason.description.contains("refused"), "\(reason)")
   }
 
   @Test func serverSentEventsThroughTheTunnel() async throws {

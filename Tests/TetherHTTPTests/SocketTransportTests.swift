@@ -109,7 +109,7 @@ import TetherSupport
       try await get(client(server), "/a")
     } throws: { error in
       guard case .unreachable(_, let reason) = error as? HTTPError else { return false }
-      return reason.contains("not an HTTP response")
+      return reason.description.contains("not an HTTP response")
     }
   }
 

@@ -1,0 +1,42 @@
+/// Why a server could not be reached, in words, and, when TLS refused the connection, which
+/// refusal it was: the `reason` of ``HTTPError/unreachable(url:reason:)-enum.case`` (and of etcd's
+/// `EtcdError.unavailable(reason:)`).
+///
+/// It reads as its words (``description``) in `"\(reason)"` and in the error's description.
+/// ``tlsRefusal`` is set by the TLS layer itself, never found in the words, so code that must
+/// tell a refusal from a network failure asks it:
+///
+/// ```swift
+/// catch .unreachable(_, let reason) where reason.tlsRefusal != nil {
+///   print("TLS refused the connection: \(reason)")  // not retried: it would fail again
+/// }
+/// ```
+///
+/// A string literal or interpolation makes a reason without a refusal, so
+/// `.unreachable(url: url, reason: "connection refused")` reads as before.
+public struct FailureReason: Hashable, Sendable, CustomStringConvertible,
+  ExpressibleByStringInterpolation
+{
+  /// The words: what failed and why (`connection refused`, `certificate expired`).
+  public var description: String
+  /// The TLS refusal behind the failure, or `nil` when TLS did not refuse the connection
+  /// (the network failed, the server closed, TLS was not used). A refusal repeats on every
+  /// attempt, so Tether never retries it.
+  public var tlsRefusal: TLSRefusal?
+
+  /// A reason in `words`, with the TLS refusal behind it if there is one.
+  public init(_ words: String, tlsRefusal: TLSRefusal? = nil) {
+    description = words
+    self.tlsRefusal = tlsRefusal
+  }
+
+  /// A reason in these words, without a TLS refusal.
+  public init(stringLiteral words: String) {
+    self.init(words)
+  }
+
+  /// A reason in these words, without a TLS refusal.
+  public init(stringInterpolation: DefaultStringInterpolation) {
+    self.init(String(stringInterpolation: stringInterpolation))
+  }
+}
