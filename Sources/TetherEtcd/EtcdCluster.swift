@@ -24,8 +24,9 @@ import TetherSupport
 ///   `trustedCertificates` (the cluster's own CA, as `--trusted-ca-file` names it on the
 ///   members); with `clientCertificate` and `clientKey` the client presents that identity to
 ///   members started with `--client-cert-auth`. A refused certificate (either way) is never a
-///   crash and is not retried: the operation fails at once with ``EtcdError/unavailable(reason:)-enum.case``,
-///   whose reason names the cause and whose ``EtcdError/tlsRefusal`` says which.
+///   crash and is not retried: the operation fails at once with
+///   ``EtcdError/unavailable(reason:)-enum.case``, whose reason names the cause and whose
+///   ``EtcdError/tlsRefusal`` says which.
 ///
 ///   ```swift
 ///   let cluster = EtcdCluster(

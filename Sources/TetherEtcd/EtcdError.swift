@@ -36,8 +36,8 @@ public enum EtcdError: Error, Equatable, Sendable, CustomStringConvertible, Loca
   /// The request was cancelled.
   case cancelled
 
-  /// An ``unavailable(reason:)-enum.case`` whose reason is only words, with no TLS refusal behind it:
-  /// the spelling from before reasons were typed, kept for source compatibility.
+  /// An ``unavailable(reason:)-enum.case`` whose reason is only words, with no TLS refusal
+  /// behind it: the spelling from before reasons were typed, kept for source compatibility.
   public static func unavailable(reason: String) -> EtcdError {
     .unavailable(reason: FailureReason(reason))
   }

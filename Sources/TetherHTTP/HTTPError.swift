@@ -48,8 +48,8 @@ public enum HTTPError: Error, Equatable, Sendable, CustomStringConvertible, Loca
   /// The request was cancelled.
   case cancelled
 
-  /// An ``unreachable(url:reason:)-enum.case`` whose reason is only words, with no TLS refusal behind
-  /// it: the spelling from before reasons were typed, kept for source compatibility.
+  /// An ``unreachable(url:reason:)-enum.case`` whose reason is only words, with no TLS refusal
+  /// behind it: the spelling from before reasons were typed, kept for source compatibility.
   public static func unreachable(url: String, reason: String) -> HTTPError {
     .unreachable(url: url, reason: FailureReason(reason))
   }

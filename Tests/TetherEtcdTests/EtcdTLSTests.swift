@@ -230,13 +230,14 @@ struct EtcdTLSTests {
     let start = clock.now
     let error = await #expect(throws: HTTPError.self) {
       // A GET, idempotent, so that the retry policy would repeat it if it were transient.
-      _ = try await client.response(for: HTTPRequest(url: client.baseURL.appendingPathComponent("version")))
+      _ = try await client.response(
+        for: HTTPRequest(url: client.baseURL.appendingPathComponent("version")))
     }
     guard case .clientCertificateRefused(let alert) = error?.tlsRefusal else {
       Issue.record("expected the client certificate refused, got \(String(describing: error))")
       return
     }
-    #expect(TLSRefusal.clientCertificateAlerts.contains(alert))
+    #expect([42, 43, 44, 45, 46, 48, 49, 116].contains(alert), "alert \(alert)")
     #expect("\(String(describing: error))".contains("client certificate"))
     #expect(clock.now - start < .seconds(1), "the refusal took \(clock.now - start)")
     #expect(relay.connectionCount == 1, "\(relay.connectionCount) connections")

@@ -59,7 +59,8 @@ struct TLSRefusalTests {
     ]
     for (failure, refusal, words) in failures {
       let error = failure.httpError(url: "https://a")
-      #expect(error == .unreachable(url: "https://a", reason: FailureReason(words, tlsRefusal: refusal)))
+      #expect(
+        error == .unreachable(url: "https://a", reason: FailureReason(words, tlsRefusal: refusal)))
       #expect(error.tlsRefusal == refusal)
       #expect(HTTPRetryPolicy.isTransient(error) == (refusal == nil), "\(failure)")
       #expect(error.description == "https://a: could not reach the server (\(words))")

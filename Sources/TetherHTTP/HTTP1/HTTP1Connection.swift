@@ -234,8 +234,7 @@ final class HTTP1Connection: EventLoopHandler, @unchecked Sendable {
       handshaking = secure
     } catch {
       refusal = error.refusal
-      perform(machine.establishmentFailed(error.httpError(url: origin)))
-      return
+      return perform(machine.establishmentFailed(error.httpError(url: origin)))
     }
     handshakeStep()
   }

@@ -1,6 +1,7 @@
 /// Why a TLS connection could not be made or used. Each case becomes
-/// ``HTTPError/unreachable(url:reason:)-enum.case`` with a reason that names the cause (``reason``), so a
-/// caller sees the same typed error whichever transport ran the request.
+/// ``HTTPError/unreachable(url:reason:)-enum.case`` with a reason that names the cause
+/// (``reason``) and, for a refusal, carries it typed (``refusal``), so a caller sees the same
+/// typed error whichever transport ran the request.
 ///
 /// A certificate that fails verification is always one of these: never a crash, never a
 /// connection that goes on unverified.
