@@ -85,6 +85,20 @@ struct TLSRefusalTests {
     #expect(OpenSSLError(code: 20 << 23 | 134, version: three, words: "").receivedAlert == nil)
   }
 
+  /// A certificate the trust store holds already is told by its code too, not its words.
+  @Test func aCertificateAlreadyInTheStoreIsReadFromItsCode() {
+    // ERR_LIB_X509 (11), X509_R_CERT_ALREADY_IN_HASH_TABLE (101), in 3 and in 1.1.
+    #expect(
+      OpenSSLError(code: 11 << 23 | 101, version: 0x3000_0000, words: "")
+        .isCertificateAlreadyInStore)
+    #expect(
+      OpenSSLError(code: 11 << 24 | 124 << 12 | 101, version: 0x1010_1000, words: "")
+        .isCertificateAlreadyInStore)
+    #expect(
+      !OpenSSLError(code: 20 << 23 | 101, version: 0x3000_0000, words: "cert already in hash table")
+        .isCertificateAlreadyInStore)
+  }
+
   @Test func anAlertRefusingTheClientCertificateIsARefusalWhateverItsWords() {
     for alert in [42, 43, 44, 45, 46, 48, 49, 116] {
       let error = OpenSSLError(

@@ -30,6 +30,12 @@ struct OpenSSLError: Equatable {
     version >= 0x3000_0000 ? code & 0x7F_FFFF : code & 0xFFF
   }
 
+  /// Whether this is libcrypto's `X509_R_CERT_ALREADY_IN_HASH_TABLE` (library `ERR_LIB_X509`,
+  /// 11; reason 101): a certificate added to a store that holds it already.
+  var isCertificateAlreadyInStore: Bool {
+    library == 11 && reason == 101
+  }
+
   /// The TLS alert the peer sent, when this error is libssl's report of one (reasons 1000 to
   /// 1255: `SSL_R_SSLV3_ALERT_BAD_CERTIFICATE` is 1042, `SSL_R_TLSV13_ALERT_CERTIFICATE_REQUIRED`
   /// 1116), or `nil`.
