@@ -86,7 +86,7 @@ func httpBenchmarks() -> [Benchmark] {
       let session = URLSession(configuration: .ephemeral)
       defer { session.invalidateAndCancel() }
       let request = URLRequest(url: server.url(for: "/items.json"))
-      return try await HTTPBench.inFlight(32, total: n) {
+      return try await Benchmark.inFlight(32, total: n) {
         UInt64(try await HTTPBench.data(session, request).0.count)
       }
     },
@@ -99,7 +99,7 @@ func httpBenchmarks() -> [Benchmark] {
       defer { server.stop() }
       let client = HTTPClient(baseURL: server.baseURL)
       let request = try client.request(for: HTTPBench.items, NoParameters(), body: NoBody())
-      return try await HTTPBench.inFlight(32, total: n) {
+      return try await Benchmark.inFlight(32, total: n) {
         UInt64(try await client.response(for: request).body.count)
       }
     },
@@ -114,7 +114,7 @@ func httpBenchmarks() -> [Benchmark] {
       defer { session.invalidateAndCancel() }
       let request = URLRequest(url: server.url(for: "/items.json"))
       // The same work as the scenario: the GET and the decoding of its 1 KB answer.
-      return try await HTTPBench.inFlight(32, total: n) {
+      return try await Benchmark.inFlight(32, total: n) {
         let (data, _) = try await HTTPBench.data(session, request)
         return UInt64(try JSONDecoder().decode([HTTPBench.Item].self, from: data).count)
       }
@@ -127,7 +127,7 @@ func httpBenchmarks() -> [Benchmark] {
       let (server, _) = try HTTPBench.server()
       defer { server.stop() }
       let client = HTTPClient(baseURL: server.baseURL)
-      return try await HTTPBench.inFlight(32, total: n) {
+      return try await Benchmark.inFlight(32, total: n) {
         UInt64(try await client.send(HTTPBench.items).count)
       }
     },
@@ -204,28 +204,6 @@ private enum HTTPBench {
     }
     let document = try server.setJSONDocument(items, at: "/items.json")
     return (server, document)
-  }
-
-  /// Runs `total` calls of `operation`, `width` at a time; returns the sum of their results.
-  static func inFlight(
-    _ width: Int, total: Int, _ operation: @escaping @Sendable () async throws -> UInt64
-  ) async throws -> UInt64 {
-    try await withThrowingTaskGroup(of: UInt64.self) { group in
-      var started = 0
-      var sum: UInt64 = 0
-      while started < min(width, total) {
-        group.addTask(operation: operation)
-        started += 1
-      }
-      while let value = try await group.next() {
-        sum &+= value
-        if started < total {
-          group.addTask(operation: operation)
-          started += 1
-        }
-      }
-      return sum
-    }
   }
 
   static func data(

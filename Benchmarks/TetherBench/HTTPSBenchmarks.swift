@@ -80,7 +80,7 @@ func httpsBenchmarks() -> [Benchmark] {
         let n = HTTPSBench.concurrentOperations
         var sum: UInt64 = 0
         let elapsed = try await ContinuousClock().measure {
-          sum = try await HTTPSBench.inFlight(32, total: n) {
+          sum = try await Benchmark.inFlight(32, total: n) {
             UInt64(try await client.send(HTTPSBench.items).count)
           }
         }
@@ -110,7 +110,7 @@ func runURLSessionHTTPSWorker(_ arguments: [String]) async -> Int32 {
     var sum: UInt64 = 0
     let elapsed = try await clock.measure {
       if width > 1 {
-        sum = try await HTTPSBench.inFlight(width, total: n) {
+        sum = try await Benchmark.inFlight(width, total: n) {
           let data = try await HTTPSBench.data(session, request)
           return UInt64(try JSONDecoder().decode([HTTPSBench.Item].self, from: data).count)
         }
@@ -203,28 +203,6 @@ private enum HTTPSBench {
   static var operations: Int { options.quick ? 30 : 300 }
   /// The GETs of one `https.concurrent-32` sample (and its worker's).
   static var concurrentOperations: Int { options.quick ? 128 : 1280 }
-
-  /// Runs `total` calls of `operation`, `width` at a time; returns the sum of their results.
-  static func inFlight(
-    _ width: Int, total: Int, _ operation: @escaping @Sendable () async throws -> UInt64
-  ) async throws -> UInt64 {
-    try await withThrowingTaskGroup(of: UInt64.self) { group in
-      var started = 0
-      var sum: UInt64 = 0
-      while started < min(width, total) {
-        group.addTask(operation: operation)
-        started += 1
-      }
-      while let value = try await group.next() {
-        sum &+= value
-        if started < total {
-          group.addTask(operation: operation)
-          started += 1
-        }
-      }
-      return sum
-    }
-  }
 
   /// One sample of the URLSession baseline, from a worker process.
   ///

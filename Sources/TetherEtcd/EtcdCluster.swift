@@ -23,8 +23,10 @@ import TetherSupport
 /// - TLS: `https` endpoints are verified against the system's trust store plus
 ///   `trustedCertificates` (the cluster's own CA, as `--trusted-ca-file` names it on the
 ///   members); with `clientCertificate` and `clientKey` the client presents that identity to
-///   members started with `--client-cert-auth`. A refused certificate is an
-///   `HTTPError.unreachable` whose reason names the cause, never a crash.
+///   members started with `--client-cert-auth`. A refused certificate (either way) is never a
+///   crash and is not retried: the operation fails at once with
+///   ``EtcdError/unavailable(reason:)-enum.case``, whose reason names the cause and whose
+///   ``EtcdError/tlsRefusal`` says which.
 ///
 ///   ```swift
 ///   let cluster = EtcdCluster(
@@ -152,7 +154,7 @@ public final class EtcdCluster: Sendable, CustomStringConvertible, CustomReflect
   /// `attemptTimeout`, in rounds (with a short back-off) until the operation's `timeout`
   /// runs out. An endpoint whose TLS refused the client (a certificate either way, an
   /// unusable client key) is not tried again: once every endpoint refused, the operation fails
-  /// at once with ``EtcdError/unavailable(reason:)`` naming the refusal.
+  /// at once with ``EtcdError/unavailable(reason:)-enum.case`` naming the refusal.
   ///
   /// - Parameters:
   ///   - idempotent: Whether the request may be sent again after its answer was lost. When it
@@ -167,7 +169,7 @@ public final class EtcdCluster: Sendable, CustomStringConvertible, CustomReflect
     let clock = ContinuousClock()
     let deadline = clock.now + (timeout ?? self.timeout)
     let candidates = endpoint.map { [$0] } ?? Array(endpoints.indices)
-    var lastFailure = "no endpoint"
+    var lastFailure: FailureReason = "no endpoint"
     // Endpoints whose TLS refused this client (a certificate either way, an unusable client
     // key): they refuse it again on every attempt, so they are not tried again.
     var refused: Set<Int> = []
@@ -187,14 +189,15 @@ public final class EtcdCluster: Sendable, CustomStringConvertible, CustomReflect
           return data
         case .refused(let reason):
           refused.insert(index)
-          lastFailure = "\(endpoints[index].absoluteString): \(reason)"
+          lastFailure = FailureReason(
+            "\(endpoints[index].absoluteString): \(reason)", tlsRefusal: reason.tlsRefusal)
           if endpoint == nil {
             state.withLock {
               if $0.preferred == index { $0.preferred = (index + 1) % endpoints.count }
             }
           }
         case .skipped(let reason):
-          lastFailure = "\(endpoints[index].absoluteString): \(reason)"
+          lastFailure = FailureReason("\(endpoints[index].absoluteString): \(reason)")
           // The next operation starts elsewhere too.
           if endpoint == nil {
             state.withLock {
@@ -219,8 +222,9 @@ public final class EtcdCluster: Sendable, CustomStringConvertible, CustomReflect
     case answered(Data)
     /// The endpoint failed in a way another attempt may not (unreachable, no leader).
     case skipped(String)
-    /// The endpoint's TLS refused this client: every attempt would fail the same way.
-    case refused(String)
+    /// The endpoint's TLS refused this client (the reason's `tlsRefusal` says how): every
+    /// attempt would fail the same way.
+    case refused(FailureReason)
   }
 
   /// One attempt on one endpoint (repeated once with a new token when the token expired).
@@ -237,8 +241,7 @@ public final class EtcdCluster: Sendable, CustomStringConvertible, CustomReflect
           request.setHeader("Authorization", try await token(refresh: false, endpoint: index))
         } catch {
           guard error.isTransient else { throw error }
-          if case .unavailable(let reason) = error, HTTPError.isPermanentTLSRefusal(reason: reason)
-          {
+          if case .unavailable(let reason) = error, reason.tlsRefusal != nil {
             return .refused(reason)
           }
           return .skipped("\(error)")
@@ -251,7 +254,7 @@ public final class EtcdCluster: Sendable, CustomStringConvertible, CustomReflect
         switch error {
         case .cancelled: throw .cancelled
         case .unreachable(_, let reason):
-          return error.isPermanentTLSRefusal ? .refused(reason) : .skipped(reason)
+          return reason.tlsRefusal != nil ? .refused(reason) : .skipped(reason.description)
         default:
           guard idempotent else {
             throw .outcomeUnknown(reason: "\(endpoints[index].absoluteString): \(error)")
@@ -316,8 +319,9 @@ public final class EtcdCluster: Sendable, CustomStringConvertible, CustomReflect
       response = try await http.response(for: request)
     } catch {
       if error == .cancelled { throw .cancelled }
-      // The TLS reason alone, for `attempt` to tell a refusal that repeats.
-      if error.isPermanentTLSRefusal, case .unreachable(_, let reason) = error {
+      // The TLS reason alone, with its typed refusal, for `attempt` to tell a refusal that
+      // repeats.
+      if case .unreachable(_, let reason) = error, reason.tlsRefusal != nil {
         throw .unavailable(reason: reason)
       }
       throw .unavailable(reason: "\(error)")

@@ -1,4 +1,5 @@
 import Foundation
+import TetherHTTP
 
 /// Why an etcd request or an `.etcd` shared key failed.
 ///
@@ -14,8 +15,10 @@ import Foundation
 /// ```
 public enum EtcdError: Error, Equatable, Sendable, CustomStringConvertible, LocalizedError {
   /// No endpoint of the cluster answered (each was unreachable, timed out or without a
-  /// leader); `reason` describes the last failure.
-  case unavailable(reason: String)
+  /// leader, or refused by TLS); `reason` describes the last failure, and its `tlsRefusal`
+  /// (TetherHTTP's `FailureReason`) says when TLS refused the connection, which the cluster
+  /// does not retry.
+  case unavailable(reason: FailureReason)
   /// A write was sent but its answer was lost (the connection died or timed out), so it may
   /// or may not have been committed. `.etcd` keys resolve this themselves before retrying.
   case outcomeUnknown(reason: String)
@@ -32,6 +35,21 @@ public enum EtcdError: Error, Equatable, Sendable, CustomStringConvertible, Loca
   case invalidResponse(String)
   /// The request was cancelled.
   case cancelled
+
+  /// An ``unavailable(reason:)-enum.case`` whose reason is only words, with no TLS refusal
+  /// behind it: the spelling from before reasons were typed, kept for source compatibility.
+  public static func unavailable(reason: String) -> EtcdError {
+    .unavailable(reason: FailureReason(reason))
+  }
+
+  /// The TLS refusal that made the cluster unavailable (a member's certificate refused, the
+  /// client's certificate refused by the members, the client's TLS configuration unusable),
+  /// or `nil`. The cluster answers such a failure at once instead of failing over until its
+  /// `timeout`: every attempt would be refused the same way.
+  public var tlsRefusal: TLSRefusal? {
+    if case .unavailable(let reason) = self { return reason.tlsRefusal }
+    return nil
+  }
 
   /// A sentence saying what went wrong.
   public var description: String {

@@ -32,13 +32,14 @@ import TetherSupport
 ///   is not read and TCP slows the server down.
 /// - TLS: `https` uses the system OpenSSL 3 or 1.1.1 (loaded at run time): the system
 ///   trust store plus `trustedCertificates`, the host name verified, SNI, ALPN `http/1.1`,
-///   TLS 1.2 or later. A certificate that fails is ``HTTPError/unreachable(url:reason:)``
-///   whose reason names the cause ("certificate expired", "certificate not trusted …",
-///   "certificate is for another host"). Where OpenSSL cannot be loaded, an `https` request
-///   fails with ``HTTPError/unreachable(url:reason:)`` saying so (never retried); TetherHTTP
-///   does not fall back to URLSession on Linux, so it never loads libcurl. To send requests
-///   through URLSession instead, `import TetherURLSession` and call `useURLSession()` on the
-///   client. On Apple platforms everything goes through URLSession. Redirects, the deadline
+///   TLS 1.2 or later. A certificate that fails is
+///   ``HTTPError/unreachable(url:reason:)-enum.case`` whose reason names the cause ("certificate
+///   expired", "certificate not trusted …", "certificate is for another host") and whose
+///   `tlsRefusal` says which, never retried. Where OpenSSL cannot be loaded, an `https` request
+///   fails with ``HTTPError/unreachable(url:reason:)-enum.case`` saying so (never retried);
+///   TetherHTTP does not fall back to URLSession on Linux, so it never loads libcurl. To send
+///   requests through URLSession instead, `import TetherURLSession` and call `useURLSession()`
+///   on the client. On Apple platforms everything goes through URLSession. Redirects, the deadline
 ///   and the request checks are the same for every transport.
 /// - Proxies: `proxy` (``HTTPProxy/environment`` by default: `http_proxy`, `https_proxy`,
 ///   `all_proxy`, `no_proxy`, read when the client is made). `http` goes to the proxy in

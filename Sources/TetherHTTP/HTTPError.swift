@@ -18,7 +18,9 @@ import Foundation
 /// ```
 public enum HTTPError: Error, Equatable, Sendable, CustomStringConvertible, LocalizedError {
   /// The server could not be reached (connection refused, host not found, TLS failure).
-  case unreachable(url: String, reason: String)
+  /// `reason` reads as its words; its ``FailureReason/tlsRefusal`` says when TLS refused the
+  /// connection (a certificate refused either way), which is never retried.
+  case unreachable(url: String, reason: FailureReason)
   /// No complete response arrived within the timeout, in seconds.
   case timedOut(url: String, after: Double)
   /// The server answered with a status the endpoint does not accept. `bodyExcerpt` holds at
@@ -45,6 +47,20 @@ public enum HTTPError: Error, Equatable, Sendable, CustomStringConvertible, Loca
   case interceptorFailed(String)
   /// The request was cancelled.
   case cancelled
+
+  /// An ``unreachable(url:reason:)-enum.case`` whose reason is only words, with no TLS refusal
+  /// behind it: the spelling from before reasons were typed, kept for source compatibility.
+  public static func unreachable(url: String, reason: String) -> HTTPError {
+    .unreachable(url: url, reason: FailureReason(reason))
+  }
+
+  /// The TLS refusal this error is about (the server's certificate refused, the client's
+  /// refused by the server, the client's TLS configuration unusable), or `nil`. Such a failure
+  /// repeats on every attempt, so neither the retry policy nor etcd's fail-over repeats it.
+  public var tlsRefusal: TLSRefusal? {
+    if case .unreachable(_, let reason) = self { return reason.tlsRefusal }
+    return nil
+  }
 
   /// The status code when the server answered with one this error is about.
   public var statusCode: Int? {

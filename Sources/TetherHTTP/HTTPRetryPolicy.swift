@@ -4,8 +4,9 @@ import TetherSupport
 ///
 /// Only idempotent requests (`GET`, `HEAD`, `PUT`, `DELETE`) are retried, and only after a
 /// failure that another attempt may not repeat: the server unreachable, a timeout, a cut-off
-/// body, or HTTP 408, 429, 500, 502, 503 or 504. A refused TLS certificate is not retried (it
-/// is refused again every time). The wait before attempt *n* is random
+/// body, or HTTP 408, 429, 500, 502, 503 or 504. A TLS refusal (``HTTPError/tlsRefusal``: the
+/// server's certificate refused, the client's refused by the server) is not retried: it is
+/// refused again every time. The wait before attempt *n* is random
 /// between zero and `initialDelay * 2^(n-1)` capped at `maximumDelay` ("full jitter"), and
 /// never shorter than the server's `Retry-After`. When the server asks for a wait longer than
 /// `maximumDelay`, the error is thrown at once instead.
@@ -40,8 +41,9 @@ public struct HTTPRetryPolicy: Sendable, Hashable {
   /// Whether `error` is worth another attempt of an idempotent request.
   static func isTransient(_ error: HTTPError) -> Bool {
     switch error {
-    // A certificate that fails verification fails the same way next time: not retried.
-    case .unreachable(_, let reason): !TLSFailure.isPermanent(reason: reason)
+    // A TLS refusal (a certificate refused either way) fails the same way next time: not
+    // retried. The TLS layer typed it; the words are not consulted.
+    case .unreachable(_, let reason): reason.tlsRefusal == nil
     case .timedOut, .truncated: true
     case .status(let code, _, _, _): [408, 429, 500, 502, 503, 504].contains(code)
     default: false

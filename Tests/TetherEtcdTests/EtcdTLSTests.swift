@@ -2,6 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 import Tether
+import TetherHTTP
 
 @testable import TetherEtcd
 
@@ -105,17 +106,26 @@ struct EtcdTLSTests {
     #expect(refused == -1)
   }
 
-  /// How long `load()` of a fresh key on `cluster` takes to fail, and its error.
-  private func failedLoad(_ cluster: EtcdCluster) async -> (error: String, elapsed: Duration) {
+  /// How long `load()` of a fresh key on `cluster` takes to fail, its error, and the TLS
+  /// refusal the error carries.
+  private func failedLoad(
+    _ cluster: EtcdCluster
+  ) async -> (error: String, elapsed: Duration, refusal: TLSRefusal?) {
     @Shared(.etcd(uniqueKey(), in: cluster)) var value = 0
     let clock = ContinuousClock()
     let start = clock.now
     do {
       try await $value.load()
-      return ("no error", clock.now - start)
+      return ("no error", clock.now - start, nil)
     } catch {
-      return ("\(error)", clock.now - start)
+      return ("\(error)", clock.now - start, (error as? EtcdError)?.tlsRefusal)
     }
+  }
+
+  /// A certificate authority other than the member's, whose client certificate the member
+  /// does not trust.
+  private static func otherAuthority() async throws -> TestCertificateAuthority {
+    try await onDedicatedThread { Result { try TestCertificateAuthority() } }.get()
   }
 
   // Guards: a refused certificate was retried for the whole 5 s operation timeout (21–33
@@ -125,18 +135,43 @@ struct EtcdTLSTests {
       tls: .init(
         certificate: authority.serverAndClient, clientCertificateAuthority: authority.authority))
     defer { etcd.stop() }
-    // The member's certificate is not trusted; then, trusted, the client has no certificate.
-    // A 20 s timeout, so that a retried refusal (which lasts the whole timeout) stays far
-    // from the bound even when the loaded machine resumes this task seconds late.
-    for cluster in [
-      EtcdCluster(endpoints: etcd.secureClientURLs, timeout: .seconds(20)),
-      EtcdCluster(
-        endpoints: etcd.secureClientURLs, timeout: .seconds(20),
-        trustedCertificates: [authority.certificatePEM]),
+    let other = try await Self.otherAuthority()
+    // The member's certificate is not trusted; then, trusted, the client has no certificate;
+    // then the client's certificate is from an authority the member does not trust. The
+    // error carries the refusal the TLS layer typed (never found in its words). A 20 s
+    // timeout, so that a retried refusal (which lasts the whole timeout) stays far from the
+    // bound even when the loaded machine resumes this task seconds late.
+    for (cluster, refused) in [
+      (EtcdCluster(endpoints: etcd.secureClientURLs, timeout: .seconds(20)), "untrusted member"),
+      (
+        EtcdCluster(
+          endpoints: etcd.secureClientURLs, timeout: .seconds(20),
+          trustedCertificates: [authority.certificatePEM]), "no client certificate"
+      ),
+      (
+        EtcdCluster(
+          endpoints: etcd.secureClientURLs, timeout: .seconds(20),
+          trustedCertificates: [authority.certificatePEM],
+          clientCertificate: other.client.certificatePEM, clientKey: other.client.keyPEM),
+        "client certificate of another authority"
+      ),
     ] {
-      let (error, elapsed) = await failedLoad(cluster)
-      #expect(error.contains("certificate"), "\(error)")
+      let (error, elapsed, refusal) = await failedLoad(cluster)
+      #expect(error.contains("certificate"), "\(refused): \(error)")
       #expect(elapsed < .seconds(10), "the refusal took \(elapsed), retried until the timeout")
+      switch refused {
+      case "untrusted member": #expect(refusal == .certificateUntrusted, "\(error)")
+      case "no client certificate":
+        // TLS 1.3's certificate_required (116); TLS 1.2 servers send bad_certificate (42).
+        #expect(
+          refusal == .clientCertificateRefused(alert: 116)
+            || refusal == .clientCertificateRefused(alert: 42), "\(error)")
+      default:
+        guard case .clientCertificateRefused = refusal else {
+          Issue.record("expected the client certificate refused, got \(error)")
+          continue
+        }
+      }
     }
   }
 
@@ -165,10 +200,49 @@ struct EtcdTLSTests {
         Issue.record("a refused member answered")
       } catch {
         #expect("\(error)".contains("certificate"), "\(error)")
+        #expect(error.tlsRefusal != nil, "\(error)")
       }
       #expect(clock.now - start < .seconds(10), "the refusal took \(clock.now - start)")
       #expect(relay.connectionCount <= 2, "\(relay.connectionCount) connections")
     }
+  }
+
+  // Guards: the server refusing the client's certificate with an alert was told from a reset
+  // by the alert's words. Now typed from the alert's number, for `HTTPClient` as for the
+  // cluster: a client certificate of another authority costs one connection, with the retry
+  // policy's five attempts, and fails at once with the refusal.
+  @Test func aClientCertificateTheMemberRefusesIsNotRetriedByHTTPClient() async throws {
+    let etcd = try await EtcdServer.start(
+      tls: .init(
+        certificate: authority.serverAndClient, clientCertificateAuthority: authority.authority))
+    defer { etcd.stop() }
+    let memberPort = try #require(etcd.secureClientURLs.first?.port)
+    let other = try await Self.otherAuthority()
+    let relay = try HostileServer { connection in
+      try connection.relay(toLoopbackPort: UInt16(memberPort), first: Data())
+    }
+    defer { relay.stop() }
+    let client = HTTPClient(
+      baseURL: URL(string: "https://127.0.0.1:\(relay.port)")!, timeout: .seconds(20),
+      retryPolicy: HTTPRetryPolicy(maximumAttempts: 5),
+      trustedCertificates: [authority.certificatePEM],
+      clientCertificatePEM: other.client.certificatePEM, clientKeyPEM: other.client.keyPEM,
+      proxy: .none, plainHTTPOverSockets: true)
+    let clock = ContinuousClock()
+    let start = clock.now
+    let error = await #expect(throws: HTTPError.self) {
+      // A GET, idempotent, so that the retry policy would repeat it if it were transient.
+      _ = try await client.response(
+        for: HTTPRequest(url: client.baseURL.appendingPathComponent("version")))
+    }
+    guard case .clientCertificateRefused(let alert) = error?.tlsRefusal else {
+      Issue.record("expected the client certificate refused, got \(String(describing: error))")
+      return
+    }
+    #expect([42, 43, 44, 45, 46, 48, 49, 116].contains(alert), "alert \(alert)")
+    #expect("\(String(describing: error))".contains("client certificate"))
+    #expect(clock.now - start < .seconds(10), "the refusal took \(clock.now - start)")
+    #expect(relay.connectionCount == 1, "\(relay.connectionCount) connections")
   }
 
   // Guards: an encrypted client key made OpenSSL prompt for its passphrase on the terminal
@@ -184,8 +258,9 @@ struct EtcdTLSTests {
       trustedCertificates: [authority.certificatePEM],
       clientCertificate: authority.encryptedClient.certificatePEM,
       clientKey: authority.encryptedClient.keyPEM)
-    let (error, elapsed) = await failedLoad(cluster)
+    let (error, elapsed, refusal) = await failedLoad(cluster)
     #expect(error.contains("the private key is encrypted and no passphrase was given"), "\(error)")
+    #expect(refusal == .invalidConfiguration)
     #expect(elapsed < .seconds(10), "it took \(elapsed)")
   }
 
@@ -215,7 +290,7 @@ struct EtcdTLSTests {
       trustedCertificates: [authority.certificatePEM],
       clientCertificate: authority.encryptedClient.certificatePEM,
       clientKey: authority.encryptedClient.keyPEM, clientKeyPassphrase: "not it")
-    let (error, elapsed) = await failedLoad(wrong)
+    let (error, elapsed, _) = await failedLoad(wrong)
     #expect(error.contains("cannot be decrypted with the passphrase given"), "\(error)")
     #expect(elapsed < .seconds(10), "it took \(elapsed)")
   }

@@ -52,7 +52,7 @@ struct HTTPSEngineTests {
   }
 
   /// Untrusted, for another host, expired: each is refused before a byte of the request is
-  /// sent, with a typed error whose reason says which.
+  /// sent, with a typed error whose reason says which in words and in its `tlsRefusal`.
   @Test(arguments: [
     (Certificate.untrusted, "certificate not trusted (self-signed or unknown issuer)"),
     (Certificate.otherHost, "certificate is for another host"),
@@ -63,19 +63,47 @@ struct HTTPSEngineTests {
   )
     async throws
   {
-    let identity =
-      switch certificate {
-      case .untrusted: authority.server
-      case .otherHost: authority.otherHostServer
-      case .expired: authority.expiredServer
-      }
-    let nginx = try await NginxTLSServer.start(certificate: identity)
+    let nginx = try await NginxTLSServer.start(certificate: certificate.identity(authority))
     try nginx.publish("secret", as: "secret.txt")
     let client = client(nginx, trusting: certificate != .untrusted)
     let url = nginx.baseURL.appendingPathComponent("secret.txt")
-    await #expect(throws: HTTPError.unreachable(url: url.absoluteString, reason: reason)) {
+    await #expect(
+      throws: HTTPError.unreachable(
+        url: url.absoluteString,
+        reason: FailureReason(reason, tlsRefusal: certificate.refusal))
+    ) {
       try await client.response(for: HTTPRequest(url: url))
     }
+    await nginx.stop()
+  }
+
+  // Guards: a refused certificate was told from a network failure by its error's words; the
+  // retry policy now reads the refusal the TLS layer typed. With the default policy (three
+  // attempts) and the pool's connect back-off, each refusal costs one connection, counted by
+  // a TCP relay in front of nginx, and fails well within the first back-off.
+  @Test(arguments: [Certificate.untrusted, .otherHost, .expired])
+  func aRefusedServerCertificateCostsOneConnection(certificate: Certificate) async throws {
+    let nginx = try await NginxTLSServer.start(certificate: certificate.identity(authority))
+    try nginx.publish("secret", as: "secret.txt")
+    let relay = try HostileServer { connection in
+      try connection.relay(toLoopbackPort: nginx.port, first: Data())
+    }
+    defer { relay.stop() }
+    let client = HTTPClient(
+      baseURL: URL(string: "https://127.0.0.1:\(relay.port)")!, timeout: .seconds(10),
+      retryPolicy: HTTPRetryPolicy(maximumAttempts: 5),
+      trustedCertificates: certificate == .untrusted ? [] : [authority.certificatePEM],
+      proxy: .none)
+    let clock = ContinuousClock()
+    let start = clock.now
+    let error = await #expect(throws: HTTPError.self) {
+      _ = try await get(client, "secret.txt")
+    }
+    #expect(error?.tlsRefusal == certificate.refusal, "\(String(describing: error))")
+    // The connection count proves it; the time only that nothing waited for the timeout
+    // (loose: on two loaded cores a continuation can resume seconds late).
+    #expect(clock.now - start < .seconds(5), "the refusal took \(clock.now - start)")
+    #expect(relay.connectionCount == 1, "\(relay.connectionCount) connections")
     await nginx.stop()
   }
 
@@ -90,7 +118,9 @@ struct HTTPSEngineTests {
     let url = client.baseURL.appendingPathComponent("secret.txt")
     await #expect(
       throws: HTTPError.unreachable(
-        url: url.absoluteString, reason: "certificate is for another host")
+        url: url.absoluteString,
+        reason: FailureReason(
+          "certificate is for another host", tlsRefusal: .certificateHostMismatch))
     ) {
       try await client.response(for: HTTPRequest(url: url))
     }
@@ -135,7 +165,8 @@ struct HTTPSEngineTests {
         Issue.record("expected unreachable, got \(String(describing: error))")
         continue
       }
-      #expect(got.hasPrefix(reason), "\(got)")
+      #expect(got.description.hasPrefix(reason), "\(got)")
+      #expect(got.tlsRefusal == .invalidConfiguration)
       // Not retried: the retry policy takes this failure for a permanent one…
       #expect(error.map { !HTTPRetryPolicy.isTransient($0) } == true)
       // …and refused at once, not after hanging until the 10 s timeout. (Not a tighter
@@ -145,27 +176,22 @@ struct HTTPSEngineTests {
     await nginx.stop()
   }
 
-  /// A refused certificate is refused again on every attempt: the retry policy gives up at
-  /// once instead of waiting out its back-off.
-  @Test func aRefusedCertificateIsNotRetried() {
-    for failure in [
-      TLSFailure.certificateExpired, .certificateHostMismatch, .certificateUntrusted("x"),
-      .invalidConfiguration("no PEM certificate found"),
-      // The server refusing the client's certificate (or its absence) with an alert.
-      .connectionFailed("tlsv13 alert certificate required"),
-      .handshakeFailed("sslv3 alert bad certificate"), .handshakeFailed("tlsv1 alert unknown ca"),
-    ] {
-      #expect(!HTTPRetryPolicy.isTransient(failure.httpError(url: "https://a")))
-    }
-    #expect(
-      HTTPRetryPolicy.isTransient(.unreachable(url: "https://a", reason: "connection refused")))
-    #expect(
-      HTTPRetryPolicy.isTransient(
-        TLSFailure.handshakeFailed("connection reset").httpError(url: "https://a")))
-  }
-
   enum Certificate: Sendable, CustomStringConvertible {
     case untrusted, otherHost, expired
+    var refusal: TLSRefusal {
+      switch self {
+      case .untrusted: .certificateUntrusted
+      case .otherHost: .certificateHostMismatch
+      case .expired: .certificateExpired
+      }
+    }
+    func identity(_ authority: TestCertificateAuthority) -> TestCertificateAuthority.Identity {
+      switch self {
+      case .untrusted: authority.server
+      case .otherHost: authority.otherHostServer
+      case .expired: authority.expiredServer
+      }
+    }
     var description: String {
       switch self {
       case .untrusted: "an authority not trusted"
@@ -274,6 +300,8 @@ struct HTTPSEngineTests {
     #expect(reason.contains("no transport for https"), "\(reason)")
     #expect(reason.contains("libcrypto-missing.so.0"), "\(reason)")
     #expect(reason.contains("useURLSession()"), "\(reason)")
+    // A missing library is no refusal: another attempt, in another process, may find it.
+    #expect(reason.tlsRefusal == nil)
     let plain = try TestHTTPServer()
     plain.setDocument("hi", at: "/plain")
     let plainClient = HTTPClient(

@@ -20,7 +20,8 @@ struct TLSContextTests {
       else { return false }
       let http = failure.httpError(url: "https://example.com")
       guard case .unreachable(_, let reason) = http else { return false }
-      return reason.hasPrefix("TLS could not be loaded") && detail.contains("libtether-no-such")
+      return reason.hasPrefix("TLS could not be loaded")
+        && detail.contains("libtether-no-such")
     }
   }
 

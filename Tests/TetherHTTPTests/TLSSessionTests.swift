@@ -55,7 +55,9 @@ struct TLSSessionTests {
       failure?.httpError(url: "https://127.0.0.1")
         == .unreachable(
           url: "https://127.0.0.1",
-          reason: "certificate not trusted (self-signed or unknown issuer)"))
+          reason: FailureReason(
+            "certificate not trusted (self-signed or unknown issuer)",
+            tlsRefusal: .certificateUntrusted)))
     await nginx.stop()
   }
 

@@ -35,7 +35,7 @@ import Tether
 ///   key never reaches `cluster`: it lives on the scope's in-memory cluster, with the same
 ///   semantics (TetherTesting's `InMemoryEtcd`), unless the test asked for the real one. In a
 ///   program that does not link TetherTesting, its requests there fail with
-///   ``EtcdError/unavailable(reason:)``, which says so.
+///   ``EtcdError/unavailable(reason:)-enum.case``, which says so.
 public struct EtcdKey<Value: Sendable>: SharedKey, AtomicSharedKey {
   /// The key's identity: the cluster and the key.
   public struct ID: Hashable, Sendable {

@@ -37,7 +37,7 @@ final class HTTP1Connection: EventLoopHandler, @unchecked Sendable {
   private var tunnel: ProxyTunnel?
   private var handshaking: TLSByteStream?
   /// The handshake's failure if every attempt would repeat it: the pool never retries those.
-  private(set) var refusal: TLSFailure?
+  private(set) var refusal: TLSRefusal?
 
   // The exchange in progress: what the machine does not need to decide anything.
   private var sink: (any ExchangeSink)?
@@ -233,8 +233,8 @@ final class HTTP1Connection: EventLoopHandler, @unchecked Sendable {
       stream = secure
       handshaking = secure
     } catch {
-      perform(machine.establishmentFailed(error.httpError(url: origin)))
-      return
+      refusal = error.refusal
+      return perform(machine.establishmentFailed(error.httpError(url: origin)))
     }
     handshakeStep()
   }
@@ -249,7 +249,7 @@ final class HTTP1Connection: EventLoopHandler, @unchecked Sendable {
       updateInterest()
     case .failed(let failure):
       self.handshaking = nil
-      refusal = failure.isRefusal ? failure : nil
+      refusal = failure.refusal
       perform(machine.establishmentFailed(failure.httpError(url: origin)))
     }
   }

@@ -57,8 +57,8 @@ struct HTTP1ConnectionStateMachine {
     case truncated(expected: Int?, received: Int)
     /// The bytes are not an HTTP/1.1 answer; the parser's reason.
     case notHTTP(String)
-    /// The byte stream failed (TLS's reason).
-    case stream(String)
+    /// The byte stream failed (TLS's reason, with its refusal if it is one).
+    case stream(FailureReason)
     /// The sink or the owner ended the exchange with this error.
     case error(HTTPError)
 
@@ -332,8 +332,8 @@ struct HTTP1ConnectionStateMachine {
     }
   }
 
-  /// The stream failed with `reason` (TLS's).
-  mutating func streamFailed(_ reason: String) -> Action {
+  /// The stream failed with `reason` (TLS's, with its refusal if it is one).
+  mutating func streamFailed(_ reason: FailureReason) -> Action {
     switch state {
     case .idle:
       state = .closed

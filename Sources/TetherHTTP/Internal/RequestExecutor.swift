@@ -54,9 +54,9 @@ package protocol Transport: Sendable {
 ///
 /// Transports: on Linux, `http` and `https` go over the ``SocketEngine``, proxied or not, and
 /// nothing else: where its I/O loops cannot start, or OpenSSL cannot be loaded for `https`,
-/// the request fails with ``HTTPError/unreachable(url:reason:)`` naming the cause (there is no
-/// silent fallback, and TetherHTTP never links FoundationNetworking, so no libcurl). A client
-/// opts into URLSession with TetherURLSession's `useURLSession()` (``replacement``). On Apple
+/// the request fails with ``HTTPError/unreachable(url:reason:)-enum.case`` naming the cause
+/// (there is no silent fallback, and TetherHTTP never links FoundationNetworking, so no
+/// libcurl). A client opts into URLSession with TetherURLSession's `useURLSession()` (``replacement``). On Apple
 /// platforms everything goes through URLSession, created the first time a request needs it.
 final class RequestExecutor: Sendable {
   /// What the executor applies to every request: the client's settings.
@@ -126,8 +126,8 @@ final class RequestExecutor: Sendable {
 
   /// What carries a request to `url`: the replacement, else the engine; on Linux nothing else.
   ///
-  /// - Throws: ``HTTPError/unreachable(url:reason:)`` when no transport can carry it, with a
-  ///   reason naming what is missing and the way to opt into URLSession.
+  /// - Throws: ``HTTPError/unreachable(url:reason:)-enum.case`` when no transport can carry it,
+  ///   with a reason naming what is missing and the way to opt into URLSession.
   private func transport(for url: URL) throws(HTTPError) -> any Transport {
     if let replacement = replacement.withLock({ $0 }) { return replacement }
     if let engine, engine.carries(url) { return engine }

@@ -301,13 +301,7 @@ final class OpenSSLLibrary: @unchecked Sendable {
   /// Takes every error queued on this thread by OpenSSL and returns the oldest one's reason
   /// (`"certificate verify failed"`, `"tlsv13 alert certificate required"`), or `nil`.
   func takeErrorReason() -> String? {
-    var first: String?
-    while case let code = errorGet(), code != 0 {
-      if first == nil {
-        first = errorReason(code).map { String(cString: $0) } ?? "OpenSSL error \(code)"
-      }
-    }
-    return first
+    takeError()?.words
   }
 
   /// OpenSSL's sentence for a certificate verification result (`SSL_get_verify_result`).

@@ -132,9 +132,10 @@ final class TLSContext: @unchecked Sendable {
         // X509_STORE_add_cert takes its own reference. Adding one already there (the same CA
         // twice) succeeds in 1.1.1 and 3; a failure with a reason is a real one.
         guard library.storeAddCertificate(borrowed.pointer, certificate.pointer) == 1 else {
-          let reason = library.takeErrorReason() ?? "unknown"
-          if reason.contains("already in hash table") { continue }
-          throw TLSFailure.invalidConfiguration("a trusted certificate was refused: \(reason)")
+          let error = library.takeError()
+          if error?.isCertificateAlreadyInStore == true { continue }
+          throw TLSFailure.invalidConfiguration(
+            "a trusted certificate was refused: \(error?.words ?? "unknown")")
         }
       }
     }

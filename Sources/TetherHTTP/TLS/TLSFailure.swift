@@ -1,6 +1,7 @@
 /// Why a TLS connection could not be made or used. Each case becomes
-/// ``HTTPError/unreachable(url:reason:)`` with a reason that names the cause (``reason``), so a
-/// caller sees the same typed error whichever transport ran the request.
+/// ``HTTPError/unreachable(url:reason:)-enum.case`` with a reason that names the cause
+/// (``reason``) and, for a refusal, carries it typed (``refusal``), so a caller sees the same
+/// typed error whichever transport ran the request.
 ///
 /// A certificate that fails verification is always one of these: never a crash, never a
 /// connection that goes on unverified.
@@ -18,14 +19,18 @@ enum TLSFailure: Error, Equatable, Sendable {
   case certificateUntrusted(String)
   /// The certificate is valid but for another host name or IP address.
   case certificateHostMismatch
-  /// The certificate failed verification for another reason (OpenSSL's sentence).
-  case certificateRejected(String)
-  /// The handshake failed for a reason other than the certificate: no common protocol
-  /// version or cipher, an alert from the server, the connection reset or closed.
+  /// The certificate failed verification for another reason (OpenSSL's sentence and its
+  /// `X509_V_ERR_*` code).
+  case certificateRejected(String, code: Int)
+  /// The handshake failed for a reason other than the certificates: no common protocol
+  /// version or cipher, the connection reset or closed.
   case handshakeFailed(String)
-  /// The connection failed after the handshake (a reset, a protocol error, an alert such
-  /// as the server refusing a missing client certificate).
+  /// The connection failed after the handshake (a reset, a protocol error).
   case connectionFailed(String)
+  /// The server refused the client's certificate, or its absence, with the TLS alert
+  /// `alert` (one of ``TLSRefusal/clientCertificateAlerts``), during the handshake or, in TLS
+  /// 1.3, at the first read after it. The detail is OpenSSL's words for the alert.
+  case clientCertificateRefused(alert: Int, detail: String)
   /// The configuration was refused: a PEM that holds no certificate or key, a key that
   /// does not match its certificate.
   case invalidConfiguration(String)
@@ -38,37 +43,41 @@ enum TLSFailure: Error, Equatable, Sendable {
     case .certificateNotYetValid: "certificate not yet valid"
     case .certificateUntrusted: "certificate not trusted (self-signed or unknown issuer)"
     case .certificateHostMismatch: "certificate is for another host"
-    case .certificateRejected(let detail): "certificate rejected: \(detail)"
+    case .certificateRejected(let detail, _): "certificate rejected: \(detail)"
     case .handshakeFailed(let detail): "TLS handshake failed: \(detail)"
     case .connectionFailed(let detail): "TLS connection failed: \(detail)"
+    case .clientCertificateRefused(116, let detail):
+      "the server requires a TLS client certificate (\(detail))"
+    case .clientCertificateRefused(_, let detail):
+      "the server refused the TLS client certificate (\(detail))"
     case .invalidConfiguration(let detail): "TLS configuration refused: \(detail)"
     }
   }
 
-  /// Whether an ``HTTPError/unreachable(url:reason:)`` with `reason` came from a failure that
-  /// repeats on every attempt (the server's certificate refused, a configuration OpenSSL
-  /// refused such as a bad or encrypted client key, or the server's alert refusing the
-  /// client's certificate), so retrying it only delays the error.
-  static func isPermanent(reason: String) -> Bool {
-    if reason.hasPrefix("certificate ") || reason.hasPrefix("TLS configuration refused") {
-      return true
+  /// The refusal this failure is, when it repeats on every attempt: a certificate refused
+  /// either way, or a configuration OpenSSL refused (a bad or encrypted client key). Decided by
+  /// the case, which the TLS layer chose from OpenSSL's codes, never by the words.
+  var refusal: TLSRefusal? {
+    switch self {
+    case .certificateExpired: .certificateExpired
+    case .certificateNotYetValid: .certificateNotYetValid
+    case .certificateUntrusted: .certificateUntrusted
+    case .certificateHostMismatch: .certificateHostMismatch
+    case .certificateRejected(_, let code): .certificateRejected(verifyResult: code)
+    case .clientCertificateRefused(let alert, _): .clientCertificateRefused(alert: alert)
+    case .invalidConfiguration: .invalidConfiguration
+    case .libraryUnavailable, .handshakeFailed, .connectionFailed: nil
     }
-    guard reason.hasPrefix("TLS handshake failed") || reason.hasPrefix("TLS connection failed")
-    else { return false }
-    return clientCertificateAlerts.contains { reason.contains($0) }
   }
 
-  /// OpenSSL's words for the alerts a server sends when it refuses the client's certificate
-  /// (or its absence): `sslv3 alert bad certificate`, `tlsv13 alert certificate required`, ….
-  private static let clientCertificateAlerts = [
-    "alert bad certificate", "alert unsupported certificate", "alert certificate revoked",
-    "alert certificate expired", "alert certificate unknown", "alert unknown ca",
-    "alert access denied", "alert certificate required",
-  ]
+  /// The reason an ``HTTPError`` carries: the words and the typed refusal.
+  var failureReason: FailureReason {
+    FailureReason(reason, tlsRefusal: refusal)
+  }
 
   /// The ``HTTPError`` a request to `url` fails with.
   func httpError(url: String) -> HTTPError {
-    .unreachable(url: url, reason: reason)
+    .unreachable(url: url, reason: failureReason)
   }
 
   /// The failure for a certificate verification result (`SSL_get_verify_result`, one of
@@ -82,22 +91,7 @@ enum TLSFailure: Error, Equatable, Sendable {
     // UNABLE_TO_GET_ISSUER_CERT_LOCALLY, UNABLE_TO_VERIFY_LEAF_SIGNATURE, CERT_UNTRUSTED.
     case 2, 18, 19, 20, 21, 27: .certificateUntrusted(description)
     case 62, 64: .certificateHostMismatch  // X509_V_ERR_HOSTNAME_MISMATCH, _IP_ADDRESS_MISMATCH
-    default: .certificateRejected(description)
+    default: .certificateRejected(description, code: code)
     }
-  }
-}
-
-extension HTTPError {
-  /// Whether this is a TLS refusal that repeats on every attempt (see
-  /// ``TLSFailure/isPermanent(reason:)``): a certificate refused either way or a client key
-  /// that cannot be used. Fail-over loops (etcd's) stop at it instead of retrying.
-  package var isPermanentTLSRefusal: Bool {
-    guard case .unreachable(_, let reason) = self else { return false }
-    return TLSFailure.isPermanent(reason: reason)
-  }
-
-  /// Whether an unreachable error's `reason` names a permanent TLS refusal.
-  package static func isPermanentTLSRefusal(reason: String) -> Bool {
-    TLSFailure.isPermanent(reason: reason)
   }
 }

@@ -288,7 +288,7 @@ final class TLSSession {
 
   private func handshakeFailure(code: Int32) -> TLSFailure {
     let systemError = transport.lastError
-    let reason = library.takeErrorReason()
+    let error = library.takeError()
     if let ssl {
       let verification = library.getVerifyResult(ssl.pointer)
       if let failure = TLSFailure.verification(
@@ -297,19 +297,32 @@ final class TLSSession {
         return failure
       }
     }
-    if let reason, reason.contains("no application protocol") {
-      // Alert 120: the server speaks none of the protocols ALPN offered (only `http/1.1`).
-      return .handshakeFailed(
-        "the server refused HTTP/1.1 (ALPN: \(reason)); it speaks only HTTP/2 or another "
-          + "protocol")
-    }
-    return .handshakeFailed(reason ?? Self.describe(code: code, errno: systemError))
+    if let failure = Self.alertFailure(error) { return failure }
+    return .handshakeFailed(error?.words ?? Self.describe(code: code, errno: systemError))
   }
 
   private func connectionFailure(code: Int32) -> TLSFailure {
     let systemError = transport.lastError
-    return .connectionFailed(
-      library.takeErrorReason() ?? Self.describe(code: code, errno: systemError))
+    let error = library.takeError()
+    if let failure = Self.alertFailure(error) { return failure }
+    return .connectionFailed(error?.words ?? Self.describe(code: code, errno: systemError))
+  }
+
+  /// The failure an alert from the server means, by the alert's number: the server refusing
+  /// the client's certificate (in TLS 1.3 it arrives at the first read after the handshake),
+  /// or answering none of the protocols ALPN offered. `nil` for any other error.
+  static func alertFailure(_ error: OpenSSLError?) -> TLSFailure? {
+    guard let error, let alert = error.receivedAlert else { return nil }
+    if TLSRefusal.clientCertificateAlerts.contains(alert) {
+      return .clientCertificateRefused(alert: alert, detail: error.words)
+    }
+    if alert == 120 {
+      // no_application_protocol: the server speaks none of ALPN's offer (only `http/1.1`).
+      return .handshakeFailed(
+        "the server refused HTTP/1.1 (ALPN: \(error.words)); it speaks only HTTP/2 or another "
+          + "protocol")
+    }
+    return nil
   }
 
   /// Words for a failure OpenSSL's error queue says nothing about (a system call failed,

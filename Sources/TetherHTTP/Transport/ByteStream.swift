@@ -77,7 +77,7 @@ enum ByteStreamRead: Equatable {
   /// The peer ended the stream (or reset a plain socket).
   case closed
   /// The stream failed and is unusable; `reason` says why, for an error.
-  case failed(reason: String)
+  case failed(reason: FailureReason)
 }
 
 /// What a ``ByteStream`` write came to.
@@ -90,5 +90,5 @@ enum ByteStreamWrite: Equatable {
   /// the same bytes when readiness allows.
   case wantRead
   /// The peer stopped reading or the stream failed; nothing more can be written.
-  case failed(reason: String)
+  case failed(reason: FailureReason)
 }

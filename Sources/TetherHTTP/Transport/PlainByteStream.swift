@@ -42,7 +42,7 @@ final class PlainByteStream: ByteStream {
       if count > 0 { return .wrote(count) }
       if count < 0, errno == EINTR { continue }
       if count < 0, errno == EAGAIN || errno == EWOULDBLOCK { return .wantWrite }
-      return .failed(reason: count < 0 ? String(cString: strerror(errno)) : "closed")
+      return .failed(reason: FailureReason(count < 0 ? String(cString: strerror(errno)) : "closed"))
     }
   }
 

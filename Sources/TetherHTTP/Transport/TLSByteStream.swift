@@ -85,7 +85,7 @@ final class TLSByteStream: ByteStream {
     case .closed:
       return .closed
     case .failed(let failure):
-      return .failed(reason: failure.reason)
+      return .failed(reason: failure.failureReason)
     }
   }
 
@@ -100,7 +100,7 @@ final class TLSByteStream: ByteStream {
       writeWaitsFor = .readable
       return .wantRead
     case .failed(let failure):
-      return .failed(reason: failure.reason)
+      return .failed(reason: failure.failureReason)
     }
   }
 

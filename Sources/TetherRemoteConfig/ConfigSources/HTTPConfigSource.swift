@@ -161,7 +161,7 @@ extension RemoteConfigError {
   init(http error: HTTPError, timeout: TimeInterval) {
     switch error {
     case .timedOut: self = .timedOut(after: timeout)
-    case .unreachable(_, let reason): self = .connectionFailed(reason)
+    case .unreachable(_, let reason): self = .connectionFailed(reason.description)
     case .tooLarge(_, let limit): self = .responseTooLarge(limit: limit)
     case .truncated(_, let expected, let received):
       self = .truncatedBody(expected: expected, received: received)

@@ -1,0 +1,1 @@
+// An empty C module named TetherHTTP: see ../flags.
