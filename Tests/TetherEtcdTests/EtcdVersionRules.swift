@@ -108,6 +108,27 @@ enum EtcdVersionRules {
     }
   }
 
+  /// Issue 32, item 1: a save after an `update` of the same holder writes over the update's
+  /// own write. The reference's version engine never hears of that write's version (an
+  /// update resumes with its value only), so the save is conditional on the version before
+  /// it; the store knows only its own writes came since and must not refuse it.
+  static func aSaveAfterAnUpdateWritesOverTheUpdate(_ store: some EtcdScenarioStore) async throws {
+    let key = "/tether-tests/update-then-save/\(UUID().uuidString)"
+    await store.put(key, "1")
+    @Shared(.etcd(key, in: store.machine())) var value = 0
+    try await waitUntil("loaded", timeout: .seconds(10)) { value == 1 }
+    let updated = try await $value.update { value in
+      value += 1
+      return value
+    }
+    #expect(updated == 2)
+    $value.withLock { $0 = 10 }
+    try await $value.save()
+    #expect(await store.stored(key) == "10")
+    #expect($value.saveError == nil)
+    #expect(value == 10)
+  }
+
   /// Issue 32, item 8: a holder's own writes never come back to it as someone else's
   /// change, and its value never goes backwards.
   static func ownWritesAreSilent(_ store: some EtcdScenarioStore) async throws {

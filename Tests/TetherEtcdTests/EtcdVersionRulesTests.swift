@@ -34,6 +34,10 @@ import TetherTesting
     try await EtcdVersionRules.aValueOverTheLimitIsReportedAndTheOldValueKept(Store())
   }
 
+  @Test func aSaveAfterAnUpdateWritesOverTheUpdate() async throws {
+    try await EtcdVersionRules.aSaveAfterAnUpdateWritesOverTheUpdate(Store())
+  }
+
   @Test func ownWritesAreSilent() async throws {
     try await EtcdVersionRules.ownWritesAreSilent(Store())
   }
@@ -92,6 +96,11 @@ struct EtcdVersionRulesTests {
 
   @Test func aValueOverTheLimitIsReportedAndTheOldValueKept() async throws {
     try await EtcdVersionRules.aValueOverTheLimitIsReportedAndTheOldValueKept(
+      Store(server: SharedEtcd.start()))
+  }
+
+  @Test func aSaveAfterAnUpdateWritesOverTheUpdate() async throws {
+    try await EtcdVersionRules.aSaveAfterAnUpdateWritesOverTheUpdate(
       Store(server: SharedEtcd.start()))
   }
 
