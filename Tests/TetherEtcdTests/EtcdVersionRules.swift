@@ -71,6 +71,64 @@ enum EtcdVersionRules {
     #expect($loading.saveError == nil)
   }
 
+  /// Issue 32, item 6: a stored value over the key's `maximumValueSize` sets `loadError` to
+  /// `EtcdError.valueTooLarge` and the holders keep their value; a save over it is not sent;
+  /// the watch goes on, and the next value within the limit arrives and clears the error.
+  static func aValueOverTheLimitIsReportedAndTheOldValueKept(
+    _ store: some EtcdScenarioStore
+  ) async throws {
+    let key = "/tether-tests/too-large/\(UUID().uuidString)"
+    let limit = 1_000
+    let tooLarge = EtcdError.valueTooLarge(key: key, size: 2_002, limit: limit)
+    await store.put(key, "\"small\"")
+    @Shared(.etcd(key, in: store.machine(), maximumValueSize: limit)) var watching = ""
+    try await waitUntil("loaded", timeout: .seconds(10)) { watching == "small" }
+    let big = "\"" + String(repeating: "x", count: 2_000) + "\""
+    await store.put(key, big)
+    try await waitUntil("the watching holder reports it", timeout: .seconds(10)) {
+      ($watching.loadError as? EtcdError) == tooLarge
+    }
+    #expect(watching == "small")
+    // A new holder's load reports it too, and keeps its default.
+    @Shared(.etcd(key, in: store.machine(), maximumValueSize: limit)) var loading = "default"
+    try await waitUntil("the loading holder reports it", timeout: .seconds(10)) {
+      ($loading.loadError as? EtcdError) == tooLarge
+    }
+    #expect(loading == "default")
+    // A save over the limit is refused before it is sent.
+    $loading.withLock { $0 = String(repeating: "y", count: 2_000) }
+    try await waitUntil("the save refused", timeout: .seconds(10)) {
+      ($loading.saveError as? EtcdError) == tooLarge
+    }
+    #expect(await store.stored(key) == big)
+    // The watch goes on: the next value within the limit reaches the holder.
+    await store.put(key, "\"next\"")
+    try await waitUntil("the next value arrives", timeout: .seconds(10)) {
+      watching == "next" && $watching.loadError == nil
+    }
+  }
+
+  /// Issue 32, item 1: a save after an `update` of the same holder writes over the update's
+  /// own write. The reference's version engine never hears of that write's version (an
+  /// update resumes with its value only), so the save is conditional on the version before
+  /// it; the store knows only its own writes came since and must not refuse it.
+  static func aSaveAfterAnUpdateWritesOverTheUpdate(_ store: some EtcdScenarioStore) async throws {
+    let key = "/tether-tests/update-then-save/\(UUID().uuidString)"
+    await store.put(key, "1")
+    @Shared(.etcd(key, in: store.machine())) var value = 0
+    try await waitUntil("loaded", timeout: .seconds(10)) { value == 1 }
+    let updated = try await $value.update { value in
+      value += 1
+      return value
+    }
+    #expect(updated == 2)
+    $value.withLock { $0 = 10 }
+    try await $value.save()
+    #expect(await store.stored(key) == "10")
+    #expect($value.saveError == nil)
+    #expect(value == 10)
+  }
+
   /// Issue 32, item 8: a holder's own writes never come back to it as someone else's
   /// change, and its value never goes backwards.
   static func ownWritesAreSilent(_ store: some EtcdScenarioStore) async throws {

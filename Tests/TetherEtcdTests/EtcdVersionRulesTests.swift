@@ -30,6 +30,14 @@ import TetherTesting
     try await EtcdVersionRules.aLargeValueReachesEveryHolder(Store())
   }
 
+  @Test func aValueOverTheLimitIsReportedAndTheOldValueKept() async throws {
+    try await EtcdVersionRules.aValueOverTheLimitIsReportedAndTheOldValueKept(Store())
+  }
+
+  @Test func aSaveAfterAnUpdateWritesOverTheUpdate() async throws {
+    try await EtcdVersionRules.aSaveAfterAnUpdateWritesOverTheUpdate(Store())
+  }
+
   @Test func ownWritesAreSilent() async throws {
     try await EtcdVersionRules.ownWritesAreSilent(Store())
   }
@@ -84,6 +92,16 @@ struct EtcdVersionRulesTests {
 
   @Test func aLargeValueReachesEveryHolder() async throws {
     try await EtcdVersionRules.aLargeValueReachesEveryHolder(Store(server: SharedEtcd.start()))
+  }
+
+  @Test func aValueOverTheLimitIsReportedAndTheOldValueKept() async throws {
+    try await EtcdVersionRules.aValueOverTheLimitIsReportedAndTheOldValueKept(
+      Store(server: SharedEtcd.start()))
+  }
+
+  @Test func aSaveAfterAnUpdateWritesOverTheUpdate() async throws {
+    try await EtcdVersionRules.aSaveAfterAnUpdateWritesOverTheUpdate(
+      Store(server: SharedEtcd.start()))
   }
 
   @Test func ownWritesAreSilent() async throws {

@@ -189,4 +189,21 @@ struct EtcdWatchMachineTests {
     #expect(machine.nextRevision(of: 0) == 21)
     #expect(machine.nextRevision(of: 1) == 21)
   }
+
+  /// Issue 32, item 6: a message too long to read costs its events, not the stream: every
+  /// watch re-reads its key and rejoins, and none is reported as failing.
+  @Test func aMessageTooLongToReadReReadsEveryWatchInsteadOfFailingTheStream() {
+    var machine = Self.current(2)
+    #expect(
+      machine.received(.oversizedMarker, generation: 1) == [
+        .close(generation: 1), .resync(0), .resync(1),
+      ])
+    #expect(machine.resynced(0, revision: 30) == [.scheduleReopen(afterFailures: 0)])
+    #expect(machine.resynced(1, revision: 30).isEmpty)
+    guard case .open(2, _, let create)? = machine.reopenDue().last else {
+      Issue.record("expected an open")
+      return
+    }
+    #expect(create.startRevision == 30)
+  }
 }

@@ -19,7 +19,7 @@ extension EtcdKeyStore {
   func save(_ value: Value, derivedFrom version: SharedVersion?, continuation: SaveContinuation) {
     let bytes: Data
     do {
-      bytes = try encode(value)
+      bytes = try self.bytes(of: value)
     } catch {
       return continuation.resume(throwing: error)
     }

@@ -72,7 +72,7 @@ extension EtcdKeyStore {
           }
           let bytes: Data
           do {
-            bytes = try encode(value)
+            bytes = try self.bytes(of: value)
           } catch {
             return continuation.resume(throwing: error)
           }

@@ -16,13 +16,25 @@ import TetherSupport
 /// - `newest` is the newest version this process has seen (recorded before holders are told
 ///   of it, and handed to them as the value's `SharedVersion`). A deletion is a version of its
 ///   own (``EtcdVersion/absent(since:)``), never "0".
-/// - `chainStart` is the newest version written by someone else; every version from it to
-///   `newest` is this process's own. A save derived from a version in that run writes over
+/// - `othersNewest` is the newest version written by someone else; every version after it, up
+///   to `newest`, is this process's own. A save derived from a version in that run writes over
 ///   `newest` (only our own writes came since); one derived from an older version writes over
 ///   that older version, so its compare fails: it never saw the newer value. One derived from
 ///   an older deletion is refused before etcd is asked, since etcd cannot tell deletions apart.
+///   This is not a copy of the reference's `VersionEngine`, which already makes each save
+///   conditional on the version the previous one resumed with: the engine hears only of the
+///   saves it asked for. This store also writes where no save resumes with a version — an
+///   `update` (its continuation carries none), the background retry of a save that failed
+///   transiently (`resolvedLater` carries none), and a write whose outcome was unknown landing
+///   late (no continuation at all) — and the engine's next save must write over those, not
+///   fail on them. While only the saves the engine asked for wrote, the run gives back
+///   exactly their condition.
 /// - `unresolved` holds the bytes of writes whose outcome is unknown (they may still land):
 ///   a version holding them that appears later is this process's own, not someone else's.
+///   No version is known for them, so nothing but their bytes can recognise them.
+/// - `inFlight` holds the bytes of the write in flight until its answer is recorded: its watch
+///   event can arrive first. The engine holds such a delivery back for its own saves, but not
+///   for an `update`'s or a background retry's writes, which it does not hear of.
 /// - Holders hear of changes in revision order (`published`): never an older value after a
 ///   newer one, whichever task observed them.
 /// - Writes (saves, updates, the final lease revoke) run one at a time, in call order.
@@ -34,6 +46,10 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
   let encode: @Sendable (Value) throws -> Data
   let leaseTTL: Int64?
   let lastWriterWins: Bool
+  /// The most bytes a value of this key may hold (`EtcdKey.maximumValueSize`): a stored value
+  /// over it is not decoded (``value(from:)`` reports ``EtcdError/valueTooLarge(key:size:limit:)``)
+  /// and a save over it is not sent.
+  let maximumValueSize: Int
   /// Where `update` leaves a per-attempt token in the same transaction as the value, so that
   /// after a lost answer it can tell whether its own write landed. Only this store writes it.
   let receiptKey: Data
@@ -54,8 +70,9 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
     /// Background retries of failed saves waiting for their back-off (not in `writes` yet).
     var retriesWaiting = 0
     var wroteReceipt = false
-    /// The newest version written by someone else (see the invariants above).
-    var chainStart: EtcdVersion?
+    /// The newest version written by someone else: every later one known is this process's
+    /// own (see the invariants above).
+    var othersNewest: EtcdVersion?
     /// Bytes of saves whose outcome is unknown, oldest first (see the invariants above).
     var unresolved: [Data] = []
     /// The bytes of the write in flight: its watch event may arrive before its answer, and
@@ -81,7 +98,8 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
 
   init(
     cluster: EtcdCluster, name: String, decode: @escaping @Sendable (Data) throws -> Value,
-    encode: @escaping @Sendable (Value) throws -> Data, lease: Duration?, lastWriterWins: Bool
+    encode: @escaping @Sendable (Value) throws -> Data, lease: Duration?, lastWriterWins: Bool,
+    maximumValueSize: Int
   ) {
     self.cluster = cluster
     self.name = name
@@ -90,6 +108,7 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
     self.encode = encode
     leaseTTL = lease.map { max(1, Int64(($0 / .seconds(1)).rounded(.up))) }
     self.lastWriterWins = lastWriterWins
+    self.maximumValueSize = maximumValueSize
     // Beside the key, so that a role allowed to write the key (or its prefix) may write it.
     receiptKey = Data((name + EtcdKeyStore.receiptMarker + UUID().uuidString).utf8)
   }
@@ -118,8 +137,9 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
   /// Records that at `revision` the key was `keyValue` (`nil`: absent). Returns what changed
   /// when this is newer than what was known (holders must hear of it), else `nil`.
   ///
-  /// A version that does not decode is known but never becomes the base of a
-  /// compare-and-swap save: bad data is not overwritten by a holder that could not read it.
+  /// A version that does not decode (or is over ``maximumValueSize``) is known but never
+  /// becomes the base of a compare-and-swap save: bad data is not overwritten by a holder
+  /// that could not read it.
   @discardableResult
   func observe(_ revision: Int64, _ keyValue: EtcdKeyValue?, own: Bool = false) -> Change? {
     let version = EtcdVersion(keyValue, at: revision)
@@ -132,7 +152,7 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
         state.unresolved.removeAll()
         guard revision > state.knownAt else { return }
         state.knownAt = revision
-        if state.chainStart == nil { state.chainStart = state.newest }
+        if state.othersNewest == nil { state.othersNewest = state.newest }
         state.newest = version
         state.stored = keyValue?.value
       }
@@ -159,13 +179,13 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
         if let index = state.unresolved.firstIndex(of: keyValue.value) {
           state.unresolved.removeFirst(index + 1)
         }
-        if state.chainStart == nil { state.chainStart = state.newest }
+        if state.othersNewest == nil { state.othersNewest = state.newest }
         state.newest = version
         state.stored = keyValue.value
         return nil
       }
       // Someone else's version: every save derived from an older one must now fail.
-      state.chainStart = version
+      state.othersNewest = version
       if case .undecodable = change { return change }
       state.newest = version
       state.stored = keyValue?.value
@@ -183,7 +203,7 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
   func base(derivedFrom version: EtcdVersion?) -> EtcdVersion? {
     state.withLock { state in
       guard let version else { return nil }
-      if let start = state.chainStart, let newest = state.newest,
+      if let start = state.othersNewest, let newest = state.newest,
         version.revision >= start.revision, version.revision <= newest.revision
       {
         return newest
@@ -192,13 +212,26 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
     }
   }
 
-  /// Decodes stored bytes.
+  /// Decodes stored bytes, unless there are more than ``maximumValueSize`` of them.
   func value(from bytes: Data) -> Result<Value, EtcdError> {
+    guard bytes.count <= maximumValueSize else {
+      return .failure(.valueTooLarge(key: name, size: bytes.count, limit: maximumValueSize))
+    }
     do {
       return .success(try decode(bytes))
     } catch {
       return .failure(.undecodable(key: name, reason: "\(error)"))
     }
+  }
+
+  /// Encodes a value to save: an error when it cannot be encoded, or when it holds more than
+  /// ``maximumValueSize`` bytes (no holder of the key would read it back).
+  func bytes(of value: Value) throws -> Data {
+    let bytes = try encode(value)
+    guard bytes.count <= maximumValueSize else {
+      throw EtcdError.valueTooLarge(key: name, size: bytes.count, limit: maximumValueSize)
+    }
+    return bytes
   }
 
   /// Tells the holders about a change, unless they already heard of a newer one.

@@ -26,6 +26,9 @@ import Foundation
 ///   linearizable read (a probe). Watches told of a failure are told of recovery only then —
 ///   not when a stream merely re-attaches to a member that may itself be stale (paused, or
 ///   cut off from the quorum).
+/// - A message longer than the stream's limit is skipped unread (``EtcdWatchMessage/oversized``)
+///   and handled like compaction: every watch re-reads its keys and rejoins from there, so
+///   one huge value does not stop the stream for the others.
 /// - A silent stream is probed; a probe that fails is staleness: the holders hear of it at
 ///   once and the stream moves to the next endpoint. A stream that ends is re-opened on the
 ///   next endpoint; that is routine once (a member restarting) and reported from the second
@@ -52,8 +55,9 @@ struct EtcdWatchMachine: Sendable {
     case close(generation: UInt64)
     /// Hand these events to the watch, in order.
     case deliver(WatchID, [EtcdEvent])
-    /// The watch's revision was compacted: read the current state, then send
-    /// ``resynced(_:revision:)`` with the revision to go on from.
+    /// The watch's revision was compacted (or its events were lost in a message too long to
+    /// read): read the current state, then send ``resynced(_:revision:)`` with the revision
+    /// to go on from.
     case resync(WatchID)
     /// Ask `endpoint` for `key` (a linearizable read), then send
     /// ``probeAnswered(generation:error:)``.
@@ -190,17 +194,18 @@ struct EtcdWatchMachine: Sendable {
       }
     }
     self.stream = stream
-    if message.canceled {
-      if message.compactRevision > 0 {
-        // The span's start was compacted: every watch re-reads, then rejoins.
-        self.stream = nil
-        actions.append(.close(generation: generation))
-        for id in stream.members where watches[id] != nil {
-          watches[id]!.resyncing = true
-          actions.append(.resync(id))
-        }
-        return actions
+    if message.oversized || (message.canceled && message.compactRevision > 0) {
+      // The span's start was compacted, or a message too long to read was skipped (its
+      // events are lost): every watch re-reads its keys, then rejoins.
+      self.stream = nil
+      actions.append(.close(generation: generation))
+      for id in stream.members where watches[id] != nil {
+        watches[id]!.resyncing = true
+        actions.append(.resync(id))
       }
+      return actions
+    }
+    if message.canceled {
       refusals += 1
       let reason = message.cancelReason.isEmpty ? "no reason given" : message.cancelReason
       self.stream = nil

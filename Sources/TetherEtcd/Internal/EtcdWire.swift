@@ -226,14 +226,23 @@ struct EtcdWatchMessage: Sendable, Equatable {
   var events: [EtcdEvent] = []
   /// An error object the gateway sent instead of a result (`{"error": …}`).
   var error: String?
+  /// A message longer than the decoder's limit stood here, unread: its events are lost.
+  var oversized = false
 
   /// A message that only says "everything up to `revision` was sent".
-  var isProgress: Bool { !created && !canceled && events.isEmpty && error == nil }
+  var isProgress: Bool { !created && !canceled && !oversized && events.isEmpty && error == nil }
+
+  /// What ``EtcdWatchDecoder`` gives for a line longer than its limit.
+  static var oversizedMarker: EtcdWatchMessage { EtcdWatchMessage(revision: 0, oversized: true) }
 }
 
 /// Splits a watch response body into messages. The gateway writes one JSON object per line
 /// (`{"result": {…}}` or `{"error": {…}}`); chunks may end anywhere, and one message may hold
 /// several events.
+///
+/// A line longer than `limit` is not kept: it becomes a message marked ``EtcdWatchMessage/oversized``
+/// (its events are lost, so the watches re-read their keys), and its bytes are skipped up to
+/// its end. The messages are the same however the stream is cut into chunks.
 struct EtcdWatchDecoder {
   /// The longest line accepted, in bytes: a hostile or broken stream cannot grow memory
   /// without bound.
@@ -243,12 +252,20 @@ struct EtcdWatchDecoder {
   /// starts after them, so a large message arriving in many chunks is scanned once, not once
   /// per chunk (a 1.4 MB value, about 1.9 MB of JSON, took tens of seconds to reach holders).
   private var scanned = 0
+  /// Whether the rest of an over-long line is being skipped (up to its newline).
+  private var skipping = false
 
   init(limit: Int) { self.limit = limit }
 
   /// Feeds `chunk` and returns every message completed by it.
   mutating func feed(_ chunk: Data) throws(EtcdError) -> [EtcdWatchMessage] {
-    buffer.append(chunk)
+    var chunk = chunk[...]
+    if skipping {
+      guard let newline = chunk.firstIndex(of: 0x0A) else { return [] }
+      chunk = chunk[chunk.index(after: newline)...]
+      skipping = false
+    }
+    buffer.append(contentsOf: chunk)
     var messages: [EtcdWatchMessage] = []
     var lineStart = buffer.startIndex
     var searchFrom = buffer.startIndex + scanned
@@ -256,6 +273,10 @@ struct EtcdWatchDecoder {
       let line = buffer[lineStart..<newline]
       lineStart = buffer.index(after: newline)
       searchFrom = lineStart
+      if line.count > limit {
+        messages.append(.oversizedMarker)
+        continue
+      }
       if line.allSatisfy({ $0 == 0x20 || $0 == 0x0D || $0 == 0x09 }) { continue }
       do {
         messages.append(try Self.message(Data(line)))
@@ -269,9 +290,11 @@ struct EtcdWatchDecoder {
     if lineStart != buffer.startIndex { buffer = Data(buffer[lineStart...]) }
     scanned = buffer.count
     if buffer.count > limit {
+      // An unfinished line already over the limit: reported now, its rest skipped.
       scanned = 0
       buffer = Data()
-      throw .invalidResponse("a watch message is larger than \(limit) bytes")
+      skipping = true
+      messages.append(.oversizedMarker)
     }
     return messages
   }

@@ -28,6 +28,12 @@ import Tether
 /// - Lease: with `lease:`, the value is attached to a lease kept alive while a holder lives in
 ///   this process; when the process dies (or the last holder goes away) the key is deleted
 ///   once the lease expires (or at once), and every holder elsewhere returns to its default.
+/// - Large values: a value of up to ``maximumValueSize`` bytes (16 MiB by default, more than
+///   etcd's own 1.5 MiB request limit, `--max-request-bytes`, even raised to its recommended
+///   10 MiB maximum) reaches every holder. A stored value over it is not decoded: it sets
+///   `loadError` to ``EtcdError/valueTooLarge(key:size:limit:)``, the holders keep their
+///   value, and the watch goes on, so the next value within the limit arrives as usual. A
+///   save over it fails with the same error and is not sent.
 /// - Offline: the value stays, failures are reported (`saveError`, `loadError`), and the
 ///   newest pending value is written, with the same conflict check, once the cluster answers.
 ///   `saveError` keeps the failure until the next save succeeds.
@@ -51,6 +57,16 @@ public struct EtcdKey<Value: Sendable>: SharedKey, AtomicSharedKey {
   public let lease: Duration?
   /// Whether saves check for newer data first.
   public let writePolicy: EtcdWritePolicy
+  /// The most bytes a value of this key may hold: a stored value over it sets `loadError`
+  /// to ``EtcdError/valueTooLarge(key:size:limit:)`` and the holders keep their value; a save
+  /// over it fails with that error. 16 MiB unless the key says otherwise, and never more
+  /// than ``largestValueSize``.
+  public let maximumValueSize: Int
+
+  /// The largest ``maximumValueSize`` a key may have, 47 MiB: a cluster's connections read
+  /// answers of at most 64 MiB, and a value travels in them base64-encoded (4 bytes for 3)
+  /// inside JSON.
+  public static var largestValueSize: Int { 47 << 20 }
   /// Built on first use: a key value the reference registry finds a reference for is
   /// dropped without one.
   let lazyStore: LazyEtcdKeyStore<Value>
@@ -58,13 +74,15 @@ public struct EtcdKey<Value: Sendable>: SharedKey, AtomicSharedKey {
 
   init(
     key: String, cluster: EtcdCluster, lease: Duration?, writePolicy: EtcdWritePolicy,
-    decode: @escaping @Sendable (Data) throws -> Value,
+    maximumValueSize: Int, decode: @escaping @Sendable (Data) throws -> Value,
     encode: @escaping @Sendable (Value) throws -> Data
   ) {
     self.key = key
     self.cluster = cluster
     self.lease = lease
     self.writePolicy = writePolicy
+    let maximumValueSize = max(0, min(maximumValueSize, Self.largestValueSize))
+    self.maximumValueSize = maximumValueSize
     // In an isolated scope (a test's), the scope's stand-in for the cluster: chosen now, while
     // the scope is the current one.
     let target = cluster.forCurrentScope
@@ -72,7 +90,7 @@ public struct EtcdKey<Value: Sendable>: SharedKey, AtomicSharedKey {
     lazyStore = LazyEtcdKeyStore {
       EtcdKeyStore(
         cluster: target, name: key, decode: decode, encode: encode, lease: lease,
-        lastWriterWins: lastWriterWins)
+        lastWriterWins: lastWriterWins, maximumValueSize: maximumValueSize)
     }
   }
 
@@ -144,15 +162,18 @@ extension SharedReaderKey {
   ///   - cluster: The cluster.
   ///   - lease: A time to live: the value vanishes when its writer dies (see ``EtcdKey``).
   ///   - writePolicy: ``EtcdWritePolicy/compareAndSwap`` (default) or last-writer-wins.
+  ///   - maximumValueSize: The most bytes a value may hold (default 16 MiB; see
+  ///     ``EtcdKey/maximumValueSize``).
   ///   - decoder: Decodes stored bytes.
   ///   - encoder: Encodes saves (default: JSON with sorted keys).
   public static func etcd<Value: Codable & Sendable>(
     _ key: String, in cluster: EtcdCluster, lease: Duration? = nil,
-    writePolicy: EtcdWritePolicy = .compareAndSwap, decoder: JSONDecoder = JSONDecoder(),
-    encoder: JSONEncoder = FileStorageKeyDefaults.encoder()
+    writePolicy: EtcdWritePolicy = .compareAndSwap, maximumValueSize: Int = 16 << 20,
+    decoder: JSONDecoder = JSONDecoder(), encoder: JSONEncoder = FileStorageKeyDefaults.encoder()
   ) -> Self where Self == EtcdKey<Value> {
     EtcdKey(
       key: key, cluster: cluster, lease: lease, writePolicy: writePolicy,
+      maximumValueSize: maximumValueSize,
       decode: { try decoder.decode(Value.self, from: $0) }, encode: { try encoder.encode($0) })
   }
 
@@ -169,17 +190,19 @@ extension SharedReaderKey {
   ///   - cluster: The cluster.
   ///   - lease: A time to live: the value vanishes when its writer dies (see ``EtcdKey``).
   ///   - writePolicy: ``EtcdWritePolicy/compareAndSwap`` (default) or last-writer-wins.
+  ///   - maximumValueSize: The most bytes a value may hold (default 16 MiB; see
+  ///     ``EtcdKey/maximumValueSize``).
   ///   - decode: Turns stored bytes into a value; a thrown error sets `loadError` and keeps
   ///     the holders' value.
   ///   - encode: Turns a value into bytes.
   public static func etcd<Value: Sendable>(
     _ key: String, in cluster: EtcdCluster, lease: Duration? = nil,
-    writePolicy: EtcdWritePolicy = .compareAndSwap,
+    writePolicy: EtcdWritePolicy = .compareAndSwap, maximumValueSize: Int = 16 << 20,
     decode: @escaping @Sendable (Data) throws -> Value,
     encode: @escaping @Sendable (Value) throws -> Data
   ) -> Self where Self == EtcdKey<Value> {
     EtcdKey(
-      key: key, cluster: cluster, lease: lease, writePolicy: writePolicy, decode: decode,
-      encode: encode)
+      key: key, cluster: cluster, lease: lease, writePolicy: writePolicy,
+      maximumValueSize: maximumValueSize, decode: decode, encode: encode)
   }
 }

@@ -9,7 +9,8 @@ import Foundation
 // - each decoder either decodes or fails with `EtcdError.invalidResponse`, never anything else;
 // - the watch decoder gives the same messages however the stream is cut into chunks (the
 //   first byte of the input chooses the cut);
-// - the watch decoder never holds more than its limit of an unfinished line.
+// - the watch decoder never holds more than its limit of an unfinished line (a longer line
+//   becomes one `oversized` message, wherever the chunks are cut).
 
 /// libFuzzer's entry point: checks the properties above for one input.
 @_cdecl("LLVMFuzzerTestOneInput")
