@@ -31,11 +31,6 @@ public enum EtcdError: Error, Equatable, Sendable, CustomStringConvertible, Loca
   case authenticationFailed(message: String)
   /// The stored bytes of `key` could not be decoded as the key's value type.
   case undecodable(key: String, reason: String)
-  /// The value stored at `key` holds `size` bytes, more than the key accepts (`limit`, the
-  /// key's `maximumValueSize`), or a value of that size was about to be saved. A stored one
-  /// is not decoded: the holders keep their value and the key's watch goes on, so a later
-  /// value within the limit arrives as usual.
-  case valueTooLarge(key: String, size: Int, limit: Int)
   /// An answer from etcd did not have the expected shape.
   case invalidResponse(String)
   /// The request was cancelled.
@@ -68,8 +63,6 @@ public enum EtcdError: Error, Equatable, Sendable, CustomStringConvertible, Loca
       "etcd answered HTTP \(status) (gRPC code \(code)): \(message)"
     case .authenticationFailed(let message): "etcd authentication failed: \(message)"
     case .undecodable(let key, let reason): "cannot decode the value of etcd key \(key): \(reason)"
-    case .valueTooLarge(let key, let size, let limit):
-      "the value of etcd key \(key) holds \(size) bytes, more than its \(limit)-byte limit"
     case .invalidResponse(let reason): "unexpected answer from etcd: \(reason)"
     case .cancelled: "the etcd request was cancelled"
     }

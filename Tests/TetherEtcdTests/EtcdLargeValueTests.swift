@@ -6,7 +6,7 @@ import TetherEtcd
 
 /// Issue 32, item 6, on a real etcd started with a larger `--max-request-bytes`: values over
 /// etcd's default 1.5 MiB request limit reach holders; one over a key's `maximumValueSize`
-/// is reported as `EtcdError.valueTooLarge`; one too large for the cluster's connections
+/// is reported as `EtcdValueTooLarge`; one too large for the cluster's connections
 /// does not stop the shared watch stream for other keys.
 @Suite(.enabled(if: etcdInstalled, "etcd is not installed"), .serialized)
 struct EtcdLargeValueTests {
@@ -42,8 +42,8 @@ struct EtcdLargeValueTests {
     }
     #expect($holder.loadError == nil)
     try await waitUntil("the limited holder reports it", timeout: .seconds(30)) {
-      ($limited.loadError as? EtcdError)
-        == .valueTooLarge(key: key, size: size + 2, limit: 2 << 20)
+      ($limited.loadError as? EtcdValueTooLarge)
+        == EtcdValueTooLarge(key: key, size: size + 2, limit: 2 << 20)
     }
     #expect(limited == "small")
     try await Self.put(server, key, "\"after\"")

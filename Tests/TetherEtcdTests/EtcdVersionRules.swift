@@ -72,33 +72,33 @@ enum EtcdVersionRules {
   }
 
   /// Issue 32, item 6: a stored value over the key's `maximumValueSize` sets `loadError` to
-  /// `EtcdError.valueTooLarge` and the holders keep their value; a save over it is not sent;
+  /// `EtcdValueTooLarge` and the holders keep their value; a save over it is not sent;
   /// the watch goes on, and the next value within the limit arrives and clears the error.
   static func aValueOverTheLimitIsReportedAndTheOldValueKept(
     _ store: some EtcdScenarioStore
   ) async throws {
     let key = "/tether-tests/too-large/\(UUID().uuidString)"
     let limit = 1_000
-    let tooLarge = EtcdError.valueTooLarge(key: key, size: 2_002, limit: limit)
+    let tooLarge = EtcdValueTooLarge(key: key, size: 2_002, limit: limit)
     await store.put(key, "\"small\"")
     @Shared(.etcd(key, in: store.machine(), maximumValueSize: limit)) var watching = ""
     try await waitUntil("loaded", timeout: .seconds(10)) { watching == "small" }
     let big = "\"" + String(repeating: "x", count: 2_000) + "\""
     await store.put(key, big)
     try await waitUntil("the watching holder reports it", timeout: .seconds(10)) {
-      ($watching.loadError as? EtcdError) == tooLarge
+      ($watching.loadError as? EtcdValueTooLarge) == tooLarge
     }
     #expect(watching == "small")
     // A new holder's load reports it too, and keeps its default.
     @Shared(.etcd(key, in: store.machine(), maximumValueSize: limit)) var loading = "default"
     try await waitUntil("the loading holder reports it", timeout: .seconds(10)) {
-      ($loading.loadError as? EtcdError) == tooLarge
+      ($loading.loadError as? EtcdValueTooLarge) == tooLarge
     }
     #expect(loading == "default")
     // A save over the limit is refused before it is sent.
     $loading.withLock { $0 = String(repeating: "y", count: 2_000) }
     try await waitUntil("the save refused", timeout: .seconds(10)) {
-      ($loading.saveError as? EtcdError) == tooLarge
+      ($loading.saveError as? EtcdValueTooLarge) == tooLarge
     }
     #expect(await store.stored(key) == big)
     // The watch goes on: the next value within the limit reaches the holder.

@@ -47,7 +47,7 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
   let leaseTTL: Int64?
   let lastWriterWins: Bool
   /// The most bytes a value of this key may hold (`EtcdKey.maximumValueSize`): a stored value
-  /// over it is not decoded (``value(from:)`` reports ``EtcdError/valueTooLarge(key:size:limit:)``)
+  /// over it is not decoded (``value(from:)`` reports ``EtcdValueTooLarge``)
   /// and a save over it is not sent.
   let maximumValueSize: Int
   /// Where `update` leaves a per-attempt token in the same transaction as the value, so that
@@ -119,7 +119,7 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
   enum Change: Sendable {
     case deleted(EtcdVersion)
     case value(Value, EtcdVersion)
-    case undecodable(EtcdError, revision: Int64)
+    case undecodable(any Error, revision: Int64)
 
     /// The revision holders hear of it at: they never hear of an older one after it.
     var revision: Int64 {
@@ -213,14 +213,15 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
   }
 
   /// Decodes stored bytes, unless there are more than ``maximumValueSize`` of them.
-  func value(from bytes: Data) -> Result<Value, EtcdError> {
+  func value(from bytes: Data) -> Result<Value, any Error> {
     guard bytes.count <= maximumValueSize else {
-      return .failure(.valueTooLarge(key: name, size: bytes.count, limit: maximumValueSize))
+      return .failure(
+        EtcdValueTooLarge(key: name, size: bytes.count, limit: maximumValueSize))
     }
     do {
       return .success(try decode(bytes))
     } catch {
-      return .failure(.undecodable(key: name, reason: "\(error)"))
+      return .failure(EtcdError.undecodable(key: name, reason: "\(error)"))
     }
   }
 
@@ -229,7 +230,7 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
   func bytes(of value: Value) throws -> Data {
     let bytes = try encode(value)
     guard bytes.count <= maximumValueSize else {
-      throw EtcdError.valueTooLarge(key: name, size: bytes.count, limit: maximumValueSize)
+      throw EtcdValueTooLarge(key: name, size: bytes.count, limit: maximumValueSize)
     }
     return bytes
   }

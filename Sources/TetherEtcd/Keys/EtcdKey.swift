@@ -31,7 +31,7 @@ import Tether
 /// - Large values: a value of up to ``maximumValueSize`` bytes (16 MiB by default, more than
 ///   etcd's own 1.5 MiB request limit, `--max-request-bytes`, even raised to its recommended
 ///   10 MiB maximum) reaches every holder. A stored value over it is not decoded: it sets
-///   `loadError` to ``EtcdError/valueTooLarge(key:size:limit:)``, the holders keep their
+///   `loadError` to ``EtcdValueTooLarge``, the holders keep their
 ///   value, and the watch goes on, so the next value within the limit arrives as usual. A
 ///   save over it fails with the same error and is not sent.
 /// - Offline: the value stays, failures are reported (`saveError`, `loadError`), and the
@@ -58,7 +58,7 @@ public struct EtcdKey<Value: Sendable>: SharedKey, AtomicSharedKey {
   /// Whether saves check for newer data first.
   public let writePolicy: EtcdWritePolicy
   /// The most bytes a value of this key may hold: a stored value over it sets `loadError`
-  /// to ``EtcdError/valueTooLarge(key:size:limit:)`` and the holders keep their value; a save
+  /// to ``EtcdValueTooLarge`` and the holders keep their value; a save
   /// over it fails with that error. 16 MiB unless the key says otherwise, and never more
   /// than ``largestValueSize``.
   public let maximumValueSize: Int
