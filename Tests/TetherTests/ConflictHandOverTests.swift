@@ -67,6 +67,29 @@ struct ConflictHandOverTests {
   }
 }
 
+extension ConflictHandOverTests {
+  /// Nothing is dropped silently (issue #32): changes queued behind a refused save are
+  /// dropped with it, and every `save()` waiting for them, whichever holder called it, throws
+  /// the conflict, which `saveError` shows on every holder.
+  @Test func everySaveWaitingForDroppedChangesThrowsTheConflict() async throws {
+    let store = DelayedRevisionStore(value: 5, delay: .milliseconds(300))
+    @Shared(DelayedRevisionKey(store: store)) var value = 0
+    @Shared(DelayedRevisionKey(store: store)) var sameValue = 0
+    try await waitUntil("the first load") { value == 5 }
+    store.writeSilently(1)
+    $value.withLock { $0 = 50 }  // in flight: refused
+    $sameValue.withLock { $0 = 51 }  // waits for it, and is dropped with it
+    async let first: Void = $value.save()
+    async let second: Void = $sameValue.save()
+    await #expect(throws: DelayedRevisionStore.Conflict.self) { try await first }
+    await #expect(throws: DelayedRevisionStore.Conflict.self) { try await second }
+    #expect($value.saveError is DelayedRevisionStore.Conflict)
+    #expect($sameValue.saveError is DelayedRevisionStore.Conflict)
+    #expect(store.written == 0)
+    #expect(value == 1 && sameValue == 1)
+  }
+}
+
 /// A `DelayedRevisionKey` whose refusals do not hand over the stored value.
 struct RefusingWithoutValueKey: SharedKey {
   let base: DelayedRevisionKey

@@ -167,6 +167,17 @@ package struct VersionEngine: Sendable, Equatable {
     return after
   }
 
+  /// An atomic update of this process stored `version` (outside the save queue): the holders
+  /// take it as theirs, and its delivery is this process's own write. A change made before it
+  /// was derived from an older value, so its save stays conditional on that older version.
+  /// Ignored when the holders already know a newer numbered version.
+  package mutating func updated(to version: SharedVersion) {
+    if let stored, isNewer(version, than: stored) == false { return }
+    rememberOwnWrite(version)
+    if inFlight, let held, isNewer(held, than: version) != true { self.held = nil }
+    take(version)
+  }
+
   /// The epoch a load beginning now records, to tell ``arrived(_:loadStartedAt:changedLocally:)``.
   package var loadStart: UInt64 { epoch }
 
