@@ -79,10 +79,11 @@ extension ConflictHandOverTests {
     store.writeSilently(1)
     $value.withLock { $0 = 50 }  // in flight: refused
     $sameValue.withLock { $0 = 51 }  // waits for it, and is dropped with it
-    async let first: Void = $value.save()
-    async let second: Void = $sameValue.save()
-    await #expect(throws: DelayedRevisionStore.Conflict.self) { try await first }
-    await #expect(throws: DelayedRevisionStore.Conflict.self) { try await second }
+    let holders = [$value, $sameValue]
+    let first = Task { try await holders[0].save() }
+    let second = Task { try await holders[1].save() }
+    await #expect(throws: DelayedRevisionStore.Conflict.self) { try await first.value }
+    await #expect(throws: DelayedRevisionStore.Conflict.self) { try await second.value }
     #expect($value.saveError is DelayedRevisionStore.Conflict)
     #expect($sameValue.saveError is DelayedRevisionStore.Conflict)
     #expect(store.written == 0)
