@@ -72,7 +72,8 @@ extension ConflictHandOverTests {
   /// dropped with it, and every `save()` waiting for them, whichever holder called it, throws
   /// the conflict, which `saveError` shows on every holder.
   @Test func everySaveWaitingForDroppedChangesThrowsTheConflict() async throws {
-    let store = DelayedRevisionStore(value: 5, delay: .milliseconds(300))
+    // Slow enough that both saves are queued before the refusal, even on a loaded machine.
+    let store = DelayedRevisionStore(value: 5, delay: .seconds(2))
     @Shared(DelayedRevisionKey(store: store)) var value = 0
     @Shared(DelayedRevisionKey(store: store)) var sameValue = 0
     try await waitUntil("the first load") { value == 5 }
