@@ -48,7 +48,7 @@ public protocol AtomicSharedKey<Value>: SharedKey {
 /// The resume methods' `fileID` and `line` parameters locate a misuse: leave them to their
 /// defaults, and a second resume is reported at the line that made it (see `TetherIssue`).
 public struct UpdateContinuation<Value: Sendable>: Sendable {
-  let box: ContinuationBox<Result<Value, any Error>>
+  let box: ContinuationBox<Versioned<Result<Value, any Error>>>
 
   /// Creates a continuation that reports its result to `callback`.
   public init(_ callback: @escaping @Sendable (Result<Value, any Error>) -> Void) {
@@ -59,26 +59,42 @@ public struct UpdateContinuation<Value: Sendable>: Sendable {
     observer: IssueReporting.Observer?,
     _ callback: @escaping @Sendable (Result<Value, any Error>) -> Void
   ) {
+    self.init(observer: observer, versioned: { callback($0.outcome) })
+  }
+
+  /// A continuation whose callback also gets the version the key says it stored.
+  init(
+    observer: IssueReporting.Observer?,
+    versioned callback: @escaping @Sendable (Versioned<Result<Value, any Error>>) -> Void
+  ) {
     box = ContinuationBox(
       name: { "UpdateContinuation<\(Value.self)>" }, observer: observer,
-      abandoned: { .failure(ContinuationNotResumed()) }, callback: callback)
+      abandoned: { Versioned(.failure(ContinuationNotResumed())) }, callback: callback)
   }
 
   /// Resumes with the value now stored (the transformed one).
   public func resume(
     returning storedValue: Value, fileID: StaticString = #fileID, line: UInt = #line
   ) {
-    box.resume(.success(storedValue), fileID: fileID, line: line)
+    box.resume(Versioned(.success(storedValue)), fileID: fileID, line: line)
+  }
+  /// Resumes with the value now stored at `version` (`nil`: unknown): the reference's next
+  /// save is conditional on it, and a delivery of it is recognised as this process's own.
+  package func resume(
+    returning storedValue: Value, version: SharedVersion?, fileID: StaticString = #fileID,
+    line: UInt = #line
+  ) {
+    box.resume(Versioned(.success(storedValue), version: version), fileID: fileID, line: line)
   }
   /// Resumes with a failure: nothing was stored, and the holder keeps its value.
   public func resume(throwing error: any Error, fileID: StaticString = #fileID, line: UInt = #line)
   {
-    box.resume(.failure(error), fileID: fileID, line: line)
+    box.resume(Versioned(.failure(error)), fileID: fileID, line: line)
   }
   /// Resumes with a result.
   public func resume(
     with result: Result<Value, any Error>, fileID: StaticString = #fileID, line: UInt = #line
   ) {
-    box.resume(result, fileID: fileID, line: line)
+    box.resume(Versioned(result), fileID: fileID, line: line)
   }
 }

@@ -64,6 +64,10 @@ struct ConflictHandOverTests {
     store.writeSilently(1)
     $value.withLock { $0 = 50 }
     await #expect(throws: DelayedRevisionStore.Conflict.self) { try await $value.save() }
+    // Nothing is dropped silently (issue #32): the holders show the conflict too.
+    #expect($value.saveError is DelayedRevisionStore.Conflict)
+    #expect(store.written == 0)
+    #expect(value == 1)
   }
 }
 

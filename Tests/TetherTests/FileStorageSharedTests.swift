@@ -34,14 +34,14 @@ import TetherTesting
     }
   }
 
-  /// Every save of a holder that nobody else writes to is derived from the version it loaded
-  /// (its `SaveContinuation.version` stays that one), however many of its own writes came since:
-  /// they must all go through, not turn into conflicts once the oldest is forgotten.
+  /// A holder that nobody else writes to makes each save conditional on the version its
+  /// previous save wrote, however many came before (more than the storage and the engine
+  /// remember): they must all go through, not turn into conflicts once the oldest is forgotten.
   @Test func manyOwnWritesOverTheLoadedVersionAreNoConflict() async throws {
     let url = directory.file("count.json")
     try await withSharedStorage(.isolated(files: .real)) {
       @Shared(.fileStorage(url, throttle: .zero)) var count = 0
-      let writes = SaveLineage.limit + 44
+      let writes = FileVersions.limit * 4 + 44
       for _ in 0..<writes {
         $count.withLock { $0 += 1 }
       }

@@ -112,6 +112,38 @@ struct VersionEngineTests {
     #expect(engine.saveRequested(engine.basis) == .some(nil))
   }
 
+  /// An atomic update (the file key's, under the file's lock) stores outside the save queue:
+  /// the holders take its version as theirs, its echo is ignored, the next save is conditional
+  /// on it, and a change made before it stays conditional on the older version.
+  @Test func anAtomicUpdateIsAnOwnWriteTheNextSaveBuildsOn() {
+    var engine = VersionEngine(stored: v[1])
+    let before = engine.basis
+    engine.updated(to: v[2])
+    #expect(engine.stored == v[2])
+    #expect(engine.arrived(v[2]) == .ignore, "its own write echoing back")
+    #expect(engine.saveRequested(engine.basis) == .some(v[2]))
+    _ = engine.saveEnded(.saved(v[3]))
+    #expect(engine.saveRequested(before) == .some(v[1]), "derived from before the update")
+  }
+
+  @Test func anUpdateOlderThanWhatTheHoldersHaveChangesNothing() {
+    var engine = VersionEngine(stored: v[5])
+    engine.updated(to: v[4])
+    #expect(engine.stored == v[5])
+  }
+
+  /// A save written over someone else's value the holders were given while it was in flight
+  /// (a file key's `save()` writes unconditionally): that value is older than the write, and
+  /// is not taken after it.
+  @Test func aValueHeldDuringASaveThatOverwroteItIsDropped() {
+    var engine = VersionEngine(stored: v[1])
+    _ = engine.saveRequested(engine.basis)
+    #expect(engine.arrived(v[2]) == .hold)
+    let after = engine.saveEnded(.saved(v[3]))
+    #expect(!after.takeHeld)
+    #expect(engine.stored == v[3])
+  }
+
   @Test func absentVersionsAreVersionsOfTheirOwn() {
     #expect(SharedVersion.absent != SharedVersion(""))
     #expect(SharedVersion.deleted(at: v[3]) != v[3])

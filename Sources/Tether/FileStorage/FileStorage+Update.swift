@@ -5,7 +5,7 @@ import Synchronization
 extension FileStorage {
   /// Applies `transform` to the value stored in the file, atomically with respect to every
   /// writer of the file in any process, and writes the result; `completion` gets the stored
-  /// value.
+  /// value and the version written (see `FileVersions`).
   ///
   /// Never blocks its caller on another writer: waiting for the file's lock happens on the
   /// storage's queue, and the caller (often a thread of Swift's cooperative pool) returns at
@@ -25,9 +25,9 @@ extension FileStorage {
     decode: @escaping @Sendable (Data) throws -> Value,
     encode: @escaping @Sendable (Value) throws -> Data,
     transform: @escaping @Sendable (inout Value) throws -> Void,
-    completion: @escaping @Sendable (Result<Value, any Error>) -> Void
+    completion: @escaping @Sendable (Result<(Value, SharedVersion?), any Error>) -> Void
   ) {
-    let body: @Sendable (String) -> Result<Value, any Error> = { target in
+    let body: @Sendable (String) -> Result<(Value, SharedVersion?), any Error> = { target in
       self.update(
         at: target, initialValue: initialValue, options: options, decode: decode,
         encode: encode, transform: transform)
@@ -61,7 +61,7 @@ extension FileStorage {
     decode: @Sendable (Data) throws -> Value,
     encode: @Sendable (Value) throws -> Data,
     transform: @Sendable (inout Value) throws -> Void
-  ) -> Result<Value, any Error> {
+  ) -> Result<(Value, SharedVersion?), any Error> {
     let contents: (Data, FileStat)?
     do throws(FileSystemError) {
       contents = try FileSystem.read(path, maximumSize: options.maximumSize)
@@ -91,8 +91,7 @@ extension FileStorage {
     } catch {
       return .failure(FileStorageKeyError.encodingFailed(url: url, underlying: error))
     }
-    let over = runVersion(at: contents?.1)
-    return writeBytes(data, to: target, permissions: options.permissions, over: over)
-      .map { value }.mapError { $0 as any Error }
+    return writeBytes(data, to: target, permissions: options.permissions)
+      .map { (value, $0) }.mapError { $0 as any Error }
   }
 }

@@ -130,9 +130,9 @@ extension FileStorage {
       return false
     }
     if case .present(_, let old) = known, case .present(_, let new) = disk, old == new {
-      // Same bytes, new identity (touched, or rewritten): no change for the holders, and a save
-      // derived from the old identity finds the same bytes (see `isConflict`).
-      state.withLock { $0.disk = disk }
+      // Same bytes, new identity (touched, or rewritten): no change for the holders, and the
+      // same version (see `FileVersions`).
+      state.withLock { _ = $0.see(disk) }
       return false
     }
     deliver(contents, disk: disk)
@@ -162,28 +162,29 @@ extension FileStorage {
   ///
   /// The holders' saves need no bookkeeping here: each carries the version its value was
   /// derived from (`SaveContinuation.version`), so a mutation made from the old value, whenever
-  /// its save arrives, is judged against the old version and fails as a conflict.
+  /// its save arrives, is judged against the old version and is refused as a conflict. The
+  /// dropped pending save is refused after the holders were told, so that their engine takes
+  /// the new value with the refusal.
   func deliver(_ contents: (Data, FileStat)?, disk: Disk) {
-    let (subscribers, superseded, timer) = state.withLock { state in
-      state.disk = disk
+    let (subscribers, superseded, timer, seen) = state.withLock { state in
+      let seen = state.see(disk)
       defer {
         state.pending = nil
         state.trailingTimer = nil
       }
-      return (Array(state.subscribers.values), state.pending, state.trailingTimer)
+      return (Array(state.subscribers.values), state.pending, state.trailingTimer, seen)
     }
     timer?.cancel()
     // The external change wins over saves still waiting for their window.
     let conflict = FileStorageKeyError.conflict(url: url)
-    superseded?.continuations.forEach { $0.resume(throwing: conflict) }
+    defer { superseded?.continuations.forEach { $0.resume(conflict: conflict) } }
     guard let (data, identity) = contents, !data.isEmpty else {
-      let version = disk.version
-      state.withLock { $0.lineage.external(version) }
-      subscribers.forEach { $0.deleted(version) }
+      subscribers.forEach { $0.deleted(seen) }
       return
     }
     // Decode for everyone first, so telling the holders takes as little time as possible.
     var actions: [@Sendable (SharedVersion?) -> Void] = []
+    var corrupt = false
     for subscriber in subscribers {
       switch FileContents.interpret(
         data, maximumSize: subscriber.maximumSize, decode: subscriber.prepare)
@@ -199,18 +200,14 @@ extension FileStorage {
       case .undecodable(let error):
         // Not moved aside yet: another process may be in the middle of writing it in place.
         // The next write from this process moves it aside first.
-        state.withLock { $0.disk = .corrupt(identity) }
+        corrupt = true
         let failure = FileStorageKeyError.decodingFailed(
           url: url, preservedAt: nil, underlying: error)
         actions.append { _ in subscriber.failed(failure) }
       }
     }
     // A file that does not decode is no version a holder's value can be derived from.
-    let version = state.withLock { state in
-      let version = state.disk.version
-      if version != nil { state.lineage.external(version) }
-      return version
-    }
+    let version = corrupt ? state.withLock { $0.see(.corrupt(identity)) } : seen
     actions.forEach { $0(version) }
   }
 }

@@ -20,20 +20,23 @@ extension FileStorage {
   enum Condition: Equatable {
     /// Whatever is there: `save()`, and an update (which holds the lock from its read).
     case unconditional
-    /// Only the version the value was derived from (`SaveContinuation.version`), or this process's
-    /// own writes over it (the storage's `lineage` tells). `nil` when the holders were never
-    /// given a version: then the newest version this process knows.
+    /// Only the version the value was derived from (`SaveContinuation.version`): the one the
+    /// holders were given, or the one the holder's previous save resumed with (its reference
+    /// keeps one save in flight, and its `VersionEngine` says which). `nil` when the holders
+    /// were never given a version: then the newest version this process knows.
     case derivedFrom(SharedVersion?)
   }
 
   // MARK: - Saving
 
   /// Saves the bytes `encode` produces. Returns at once; `continuation` resumes after the
-  /// write, or when a newer save replaces this one while both wait for the window, or when
-  /// a change made by someone else wins over it.
+  /// write with the version written, or when a newer save replaces this one while both wait
+  /// for the window (then without a version: its value was never written), or with a conflict
+  /// when a change made by someone else wins over it.
   ///
   /// The first save after a quiet `window` is written at once; saves inside the window
-  /// replace one pending trailing write, written when the window ends. An unconditional save
+  /// replace one pending trailing write, written when the window ends (or at once by `flush`,
+  /// which a reference asks for when a `save()` waits behind it). An unconditional save
   /// (`save()`) writes at once, taking any pending save with it.
   func save(
     encode: @escaping @Sendable () throws -> Data,
@@ -86,7 +89,8 @@ extension FileStorage {
     superseded.forEach { $0.resume() }
   }
 
-  /// Writes the pending save now, if there is one (when a holder goes away, and at exit).
+  /// Writes the pending save now, if there is one: when a holder goes away, at exit, and when a
+  /// `save()` waits behind it (see `ThrottledSaveKey`).
   func flush() {
     let timer: CancelOnce? = state.withLock { state in
       guard let pending = state.pending else { return nil }
@@ -132,80 +136,70 @@ extension FileStorage {
   }
 
   /// Writes one job, holding the file's lock (see `withFileLock`). Runs on the queue, so
-  /// every job before it has been written and recorded in `lineage`.
+  /// every job before it has been written and numbered.
   ///
   /// A `.didSet` job yields to a change someone else made since the version its value was
-  /// derived from (after this process's own writes over that version, which it may replace):
-  /// their change wins, reaches the holders, and the job fails with
-  /// ``FileStorageKeyError/conflict(url:)``. Any write first moves aside a file that does not
-  /// decode, so its bytes are never lost.
+  /// derived from: their change reaches the holders first, then the job is refused with
+  /// ``FileStorageKeyError/conflict(url:)``. Written, its own save resumes with the version it
+  /// wrote (the holder's next save is conditional on it), and the saves it replaced resume
+  /// without one. Any write first moves aside a file that does not decode, so its bytes are
+  /// never lost.
   func perform(_ job: PendingWrite) {
-    var base: SharedVersion?
+    var condition: SharedVersion?
     if case .derivedFrom(let version) = job.condition {
-      base = state.withLock { $0.lineage.base(derivedFrom: version ?? $0.lineage.latest) }
+      condition = version ?? state.withLock { $0.see($0.disk) }
     }
-    let outcome = withFileLock { target -> Result<Void, FileStorageKeyError>? in
+    let outcome = withFileLock { target -> Result<SharedVersion?, FileStorageKeyError>? in
       let current = FileSystem.stat(path)
-      if let base, isConflict(base: base, current: current, job: job) { return nil }
-      return write(job, current: current, target: target, over: base ?? runVersion(at: current))
+      if let condition, isConflict(condition, current: current, job: job) { return nil }
+      return write(job, current: current, target: target)
     }
     switch outcome {
     case .success(nil):
-      // Outside the lock: delivering calls out to holders.
+      // Outside the lock: delivering calls out to holders. Delivered before the refusal, so
+      // that the holders' engine takes the file's value with it.
       deliverCurrentFile()
       let conflict = FileStorageKeyError.conflict(url: url)
-      job.continuations.forEach { $0.resume(throwing: conflict) }
-    case .success(.success?):
-      job.continuations.forEach { $0.resume() }
+      job.continuations.forEach { $0.resume(conflict: conflict) }
+    case .success(.success(let written)?):
+      job.continuations.dropLast().forEach { $0.resume() }
+      if let written {
+        job.continuations.last?.resume(version: written)
+      } else {
+        job.continuations.last?.resume()
+      }
     case .success(.failure(let error)?), .failure(let error):
       job.continuations.forEach { $0.resume(throwing: error) }
     }
   }
 
-  /// Whether the file is no longer `base`, the version a `.didSet` save must find: another
+  /// Whether the file is no longer `condition`, the version a `.didSet` save must find: another
   /// process wrote (or deleted) it since. The same bytes under a new identity (a touch, or an
   /// identical write) are no conflict, and neither is a file that does not decode, which this
-  /// process reported to its holders and the write moves aside first. Runs on the queue,
-  /// under the file's lock.
-  private func isConflict(base: SharedVersion, current: FileStat?, job: PendingWrite) -> Bool {
-    let version = FileVersion(base)
-    if version.matches(current) { return false }
-    if let current, case .corrupt(let identity) = state.withLock({ $0.disk }),
-      identity == current
-    {
-      return false
+  /// process reported to its holders and the write moves aside first. A version this storage
+  /// does not remember is one. Runs on the queue, under the file's lock.
+  private func isConflict(
+    _ condition: SharedVersion, current: FileStat?, job: PendingWrite
+  ) -> Bool {
+    if condition == .absent {
+      // Derived from nothing seen: only a missing or empty file is still that.
+      return (current?.size ?? 0) > 0
     }
+    let (version, known) = state.withLock { ($0.versions.state(of: condition), $0.disk) }
+    guard let version else { return true }
+    if version.matches(current) { return false }
+    if let current, case .corrupt(let identity) = known, identity == current { return false }
     guard current != nil, version.fingerprint != nil,
       let (data, _) = try? FileSystem.read(path, maximumSize: job.options.maximumSize)
     else { return true }
     return FileVersion.text(of: Fingerprint(data)) != version.fingerprint
   }
 
-  /// The newest version of the run of versions (`lineage`) when the file at the path is still
-  /// that version: an unconditional write over it (`save()`, an update) then continues the
-  /// run, so a later `.didSet` save derived from an older version of the run goes on over it.
-  /// `nil` when the file changed in a way this process has not seen (or nothing is known):
-  /// the write starts a new run. Runs on the queue, under the file's lock.
-  ///
-  /// Without this, `withLock` + `save()` in a row made every second `withLock`'s save a
-  /// conflict with the process's own write, and the conflict handed the holders that older
-  /// value (issue 32, defect 7).
-  func runVersion(at current: FileStat?) -> SharedVersion? {
-    state.withLock { state in
-      switch state.disk {
-      case .absent, .present:
-        guard Self.matches(state.disk, current) else { return nil }
-        return state.lineage.latest
-      case .unknown, .corrupt: return nil
-      }
-    }
-  }
-
   /// Encodes and writes a job's value over whatever is there, moving undecodable bytes aside
   /// first. Runs on the queue, under the file's lock.
   private func write(
-    _ job: PendingWrite, current: FileStat?, target: String, over base: SharedVersion?
-  ) -> Result<Void, FileStorageKeyError> {
+    _ job: PendingWrite, current: FileStat?, target: String
+  ) -> Result<SharedVersion?, FileStorageKeyError> {
     let known = state.withLock { $0.disk }
     var mayHoldUndecodableBytes = false
     if case .corrupt = known {
@@ -222,28 +216,24 @@ extension FileStorage {
     } catch {
       return .failure(.encodingFailed(url: url, underlying: error))
     }
-    return writeBytes(data, to: target, permissions: job.options.permissions, over: base)
+    return writeBytes(data, to: target, permissions: job.options.permissions)
   }
 
   /// Writes `data` atomically to `target`, the file's path with symbolic links resolved under
-  /// the file's lock (`withFileLock`), and records the new version as this process's own write
-  /// over `base` (`nil`: over whatever was there).
+  /// the file's lock (`withFileLock`), and returns the version written.
   func writeBytes(
-    _ data: Data, to target: String, permissions: mode_t, over base: SharedVersion?
-  ) -> Result<Void, FileStorageKeyError> {
+    _ data: Data, to target: String, permissions: mode_t
+  ) -> Result<SharedVersion?, FileStorageKeyError> {
     do throws(FileSystemError) {
       defer { state.withLock { $0.renaming = nil } }
       let identity = try FileSystem.writeAtomically(
         data, toResolved: target, permissions: permissions
       ) { identity in state.withLock { $0.renaming = identity } }
-      state.withLock { state in
-        state.disk = .present(identity, Fingerprint(data))
-        if let written = state.disk.version {
-          state.lineage.ownWrite(derivedFrom: base, wrote: written)
-        }
+      let written = state.withLock { state in
         state.writeCount += 1
+        return state.see(.present(identity, Fingerprint(data)))
       }
-      return .success(())
+      return .success(written)
     } catch {
       return .failure(writeError(error))
     }

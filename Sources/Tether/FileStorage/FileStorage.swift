@@ -18,7 +18,7 @@ import TetherSupport
 ///
 /// The engine's stages each have a file: this one holds the state, loading and the queue;
 /// `FileStorage+WriteQueue.swift` the throttled writes and their conflict checks
-/// (`FileVersion` the versions holders get),
+/// (`FileVersions` numbers the versions holders get),
 /// `FileStorage+Update.swift` atomic updates, `FileStorage+Watching.swift` watching and
 /// delivery; `FileLock` is the sidecar lock and `FileStorageRegistry` the one-per-path table.
 final class FileStorage: Sendable {
@@ -57,11 +57,9 @@ final class FileStorage: Sendable {
   struct State {
     /// What this process last knew to be on disk.
     var disk = Disk.unknown
-    /// The versions of the file since the last one someone else made: the holders' versions
-    /// (loaded, or delivered after another process changed the file) and this process's own
-    /// writes over them. A `.didSet` save derived from a version of the run writes over the
-    /// newest; one derived from an older version must find that version (see `perform`).
-    var lineage = SaveLineage()
+    /// The numbers of the states the file was seen in (see `FileVersions`): the versions
+    /// holders get, and the ones their saves are conditional on.
+    var versions = FileVersions()
     var lastWrite: Duration?
     var pending: PendingWrite?
     var trailingTimer: CancelOnce?
@@ -75,6 +73,13 @@ final class FileStorage: Sendable {
     var writeCount = 0
     /// Whether holders were told that the system refused to watch the file.
     var reportedUnwatchable = false
+
+    /// Records that the file is `disk` now, and returns its version: the number of that state
+    /// (`nil` for a state no value can be derived from).
+    mutating func see(_ disk: Disk) -> SharedVersion? {
+      self.disk = disk
+      return FileVersion(disk).map { versions.number($0) }
+    }
   }
 
   let url: URL
@@ -143,15 +148,10 @@ final class FileStorage: Sendable {
     }
   }
 
-  /// Records what is on disk now, as the version the holders have too; returns that version.
+  /// Records what is on disk now; returns its version (see `State.see`).
   @discardableResult
   func record(_ disk: Disk) -> SharedVersion? {
-    let version = disk.version
-    state.withLock { state in
-      state.disk = disk
-      state.lineage.external(version)
-    }
-    return version
+    state.withLock { $0.see(disk) }
   }
 
   /// The typed error for a failed read.
@@ -171,7 +171,7 @@ final class FileStorage: Sendable {
   /// queue.
   func quarantine(_ identity: FileStat, underlying: any Error) -> FileStorageKeyError {
     let preserved = FileSystem.moveAside(path, expected: identity)
-    if preserved != nil { state.withLock { $0.disk = .absent } }
+    if preserved != nil { state.withLock { _ = $0.see(.absent) } }
     return .decodingFailed(url: url, preservedAt: preserved, underlying: underlying)
   }
 

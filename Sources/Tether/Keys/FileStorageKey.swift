@@ -203,9 +203,10 @@ public struct FileStorageKey<Value: Sendable>: AtomicSharedKey {
 
   /// Encodes and writes `value` off the caller's thread; `.didSet` saves are throttled and
   /// written only over the version they were derived from (`continuation.version`),
-  /// `.userInitiated` ones are written at once and unconditionally. Resumes `continuation` after the write, or
-  /// with a ``FileStorageKeyError`` if encoding or writing failed or another process's change
-  /// won (``FileStorageKeyError/conflict(url:)``).
+  /// `.userInitiated` ones are written at once and unconditionally. Resumes `continuation`
+  /// after the write with the version written, or with a ``FileStorageKeyError`` if encoding or
+  /// writing failed, or refused as a conflict when another process's change won
+  /// (``FileStorageKeyError/conflict(url:)``, after the holders were given that change).
   public func save(_ value: Value, context: SaveContext, continuation: SaveContinuation) {
     let storage: FileStorage
     switch backend {
@@ -250,7 +251,13 @@ public struct FileStorageKey<Value: Sendable>: AtomicSharedKey {
     storage.update(
       initialValue: initialValue, options: writeOptions, decode: decode, encode: encode,
       transform: transform
-    ) { continuation.resume(with: $0) }
+    ) { result in
+      switch result {
+      case .success((let value, let version)):
+        continuation.resume(returning: value, version: version)
+      case .failure(let error): continuation.resume(throwing: error)
+      }
+    }
   }
 
   var writeOptions: FileStorage.WriteOptions {

@@ -175,9 +175,12 @@ extension Reference {
     if let drain = outcome.drain { self.drain(drain) }
   }
 
-  /// Takes a value an atomic `update` stored (it carries no version; the key keeps its own).
-  func applyUpdated(_ newValue: Value) {
+  /// Takes a value an atomic `update` stored, at `version` if the key said (then the engine
+  /// knows it as this process's own write: the next save is conditional on it, and its
+  /// delivery is not taken as someone else's).
+  func applyUpdated(_ newValue: Value, version: SharedVersion? = nil) {
     let outcome = state.withLock { state -> TakeOutcome in
+      if let version { state.saves?.engine.updated(to: version) }
       var outcome = TakeOutcome()
       outcome.observable = state.observable
       take(newValue, in: &state, outcome: &outcome)

@@ -8,6 +8,9 @@ extension Reference {
   /// A change (or a `save()`) derived from `basis` asks to be saved: it is made now if no save
   /// is in flight, else it waits, coalesced with any other waiting change, for the one in
   /// flight to end. Called by the drainer, in mutation order, outside the lock.
+  ///
+  /// A `save()` that waits is not delayed by a throttle window: a key that holds the save in
+  /// flight back (`ThrottledSaveKey`) is asked to write it now.
   @usableFromInline
   func requestSave(
     _ value: Value, context: SaveContext, basis: VersionEngine.Basis?, sequence: UInt64,
@@ -17,54 +20,91 @@ extension Reference {
       completion?(Versioned(.success(())))
       return
     }
-    var pipelined = false
+    var flush = false
     let condition = state.withLock { state -> SharedVersion?? in
       guard let saves = state.saves, let basis else { return .some(nil) }
-      if saves.pipelined {
-        // Handed over at once, derived from its basis; the key maps its own writes.
-        pipelined = true
-        return .some(saves.engine.condition(for: basis))
-      }
       if let condition = saves.engine.saveRequested(basis) { return condition }
       var pending =
         saves.pending
         ?? PendingSave(value: value, context: context, sequence: sequence, completions: [])
       pending.value = value
       pending.sequence = sequence
-      if context == .userInitiated { pending.context = .userInitiated }
+      if context == .userInitiated {
+        pending.context = .userInitiated
+        pending.urgent = true
+        if saves.throttles {
+          saves.flushWanted = true
+          flush = true
+        }
+      }
       if let completion { pending.completions.append(completion) }
       saves.pending = pending
       return nil
     }
+    if flush { flushThrottledSave() }
     guard let condition else { return }
     makeSave(
       value, context: context, condition: condition, sequence: sequence,
-      completions: completion.map { [$0] } ?? [], pipelined: pipelined)
+      completions: completion.map { [$0] } ?? [])
+  }
+
+  /// Waits until a change queued behind the save in flight was saved or refused (flushing a
+  /// throttled save in flight, so that this takes no throttle window): an atomic `update`
+  /// reads the stored value, which must include the changes made before it.
+  func waitForQueuedSave() async {
+    guard state.withLock({ $0.saves?.pending != nil }) else { return }
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+      let flush = state.withLock { state -> Bool? in
+        guard let saves = state.saves, var pending = saves.pending else { return nil }
+        pending.completions.append { _ in continuation.resume() }
+        pending.urgent = true
+        saves.pending = pending
+        saves.flushWanted = saves.throttles
+        return saves.throttles
+      }
+      guard let flush else { return continuation.resume() }
+      if flush { flushThrottledSave() }
+    }
+  }
+
+  /// Asks the key to write a save it holds back for its throttle window now.
+  private func flushThrottledSave() {
+    (writer as? any ThrottledSaveKey)?.flushThrottledSave()
   }
 
   /// Hands a save to the key, conditional on `condition`.
   private func makeSave(
     _ value: Value, context: SaveContext, condition: SharedVersion?, sequence: UInt64,
-    completions: [SaveCompletion], pipelined: Bool = false
+    completions: [SaveCompletion]
   ) {
     guard let writer else { return }
+    let successor = SaveSuccessor()
+    state.withLock { $0.saves?.successor = successor }
     // Weak: a save in flight must not keep the reference alive, or releasing the last holder
     // would not cancel the subscription, which is the key's cue to flush pending writes (a
-    // change still waiting then is handed over by `deinit`, see `handOverPendingSave`).
+    // change still waiting then is saved by the successor, see `handOverPendingSave`).
     let continuation = SaveContinuation(
       observer: issueObserver, version: condition,
       // A retry the key reports after this save failed is its outcome, unless a later save has
       // reported since (the guard in `finishSave`).
       resolvedLater: { [weak self] in self?.finishSave(sequence: sequence, result: $0) },
       versioned: { [weak self] outcome in
-        guard let self else { return completions.forEach { $0(outcome) } }
-        guard !pipelined else {
-          self.finishSave(sequence: sequence, result: outcome.outcome)
+        guard let self else {
+          var written: SharedVersion?
+          if case .success = outcome.outcome { written = outcome.version }
+          successor.saveEnded(written: written)
           return completions.forEach { $0(outcome) }
         }
         self.saveEnded(outcome, sequence: sequence, completions: completions)
       })
     writer.save(value, context: context, continuation: continuation)
+    // A `save()` queued behind this save while it was being handed over found nothing to
+    // flush yet (`requestSave`): flush it now.
+    if context == .didSet,
+      state.withLock({ $0.saves.map { $0.throttles && $0.flushWanted } ?? false })
+    {
+      flushThrottledSave()
+    }
   }
 
   /// What the engine makes of a save's outcome.
@@ -122,8 +162,10 @@ extension Reference {
         work.dropped = saves.pending?.completions ?? []
         saves.pending = nil
       }
+      saves.flushWanted = false
       if let condition = after.next, let pending = saves.pending {
         saves.pending = nil
+        saves.flushWanted = pending.urgent
         work.next = (pending, condition)
       }
       work.load = after.load
@@ -141,25 +183,37 @@ extension Reference {
     }
   }
 
-  /// The reference is going away: a change still waiting for the save in flight is handed to
-  /// the key at once, so that it comes before the subscription's cancel (the key's cue to flush
-  /// what it buffered) and is never lost with its holders. The one exception to "one save in
-  /// flight": it is derived from the version before the save in flight, which a key that
-  /// writes asynchronously maps to its own newest write (the built-in keys do), and which
-  /// otherwise makes the store refuse it rather than overwrite anything. Called by `deinit`.
+  /// The reference is going away: a change still waiting for the save in flight is saved
+  /// when that save ends (`SaveSuccessor`), conditional on the version it wrote (or, if it
+  /// wrote none, on the version the change was derived from), and a key that throttles is asked
+  /// to write it at once. So it is never lost with its holders, nor does it overwrite a version
+  /// they had not seen. Called by `deinit`.
   func handOverPendingSave() {
-    let orphan = state.withLock { state -> (PendingSave<Value>, SharedVersion?)? in
+    let orphan = state.withLock {
+      state -> (PendingSave<Value>, SharedVersion?, Bool, SaveSuccessor, Bool)? in
       guard let saves = state.saves, let pending = saves.pending,
-        let basis = saves.engine.pending
+        let basis = saves.engine.pending, let successor = saves.successor
       else { return nil }
       saves.pending = nil
-      return (pending, saves.engine.condition(for: basis))
+      // Nothing can arrive any more: a change made since the last delivery builds on what the
+      // save in flight writes.
+      let buildsOnWrite = basis.generation == saves.engine.generation
+      return (
+        pending, saves.engine.condition(for: basis), buildsOnWrite, successor, saves.throttles
+      )
     }
-    guard let (pending, condition) = orphan, let writer else { return }
-    writer.save(
-      pending.value, context: pending.context,
-      continuation: SaveContinuation(
-        observer: issueObserver, version: condition, versioned: { _ in }))
+    guard let (pending, condition, buildsOnWrite, successor, throttles) = orphan,
+      let writer
+    else { return }
+    let observer = issueObserver
+    successor.orphan { written in
+      writer.save(
+        pending.value, context: pending.context,
+        continuation: SaveContinuation(
+          observer: observer, version: buildsOnWrite ? written ?? condition : condition,
+          versioned: { outcome in pending.completions.forEach { $0(outcome) } }))
+      if throttles { (writer as? any ThrottledSaveKey)?.flushThrottledSave() }
+    }
   }
 
   @usableFromInline

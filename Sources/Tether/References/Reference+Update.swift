@@ -16,6 +16,9 @@ extension Reference {
     guard let atomic = writer as? any AtomicSharedKey<Value> else {
       return try await updateBySaving(body)
     }
+    // Changes made before the update are saved first: the key applies `body` to the stored
+    // value, which must include them (the key then orders them before it).
+    await waitForQueuedSave()
     return try await withoutActuallyEscaping(body) { body in
       // The key may keep the transform after it resumes; the run drops `body` when it ends,
       // which is what lets `body` stay non-escaping for the caller.
@@ -30,9 +33,10 @@ extension Reference {
         (continuation: CheckedContinuation<Void, any Error>) in
         atomic.update(
           { try run.apply(to: &$0) }, initialValue: initialValue,
-          continuation: UpdateContinuation(observer: observer) { result in
+          continuation: UpdateContinuation(observer: observer) { versioned in
+            let result = versioned.outcome
             if case .success(let stored) = result {
-              self.applyUpdated(stored)
+              self.applyUpdated(stored, version: versioned.version)
               // The update stored a value: an earlier save's failure no longer describes the
               // storage (a conflict once reported stuck after a later successful update).
               self.clearSaveError()

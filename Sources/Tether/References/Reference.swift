@@ -131,7 +131,7 @@ final class Reference<Value: Sendable>: MutableReference {
     // `storedVersion` is what a preloaded value was loaded at; `.absent` (nothing seen) when the
     // value is still to be loaded.
     if !livesInReference, key != nil {
-      state.saves = SaveQueue(stored: storedVersion, pipelined: writer is any PipelinedSaveKey)
+      state.saves = SaveQueue(stored: storedVersion, throttles: writer is any ThrottledSaveKey)
     }
     self.state = Lock(state)
     self.word = Atomic(Self.isWordSized ? Self.pack(initialValue) : 0)

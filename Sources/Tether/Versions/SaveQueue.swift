@@ -14,13 +14,18 @@ final class SaveQueue<Value: Sendable> {
   /// `nil` inside for a load that found nothing, which changes no value.
   var held: Value??
 
-  /// Whether saves go to the key at once (see `PipelinedSaveKey`); the engine still decides
-  /// what each is derived from and which deliveries to take.
-  let pipelined: Bool
+  /// Whether the key may hold a save back for a throttle window (see `ThrottledSaveKey`).
+  let throttles: Bool
+  /// Someone waits for the change queued behind the save in flight (a `save()`, an `update`):
+  /// the key is asked to write the save in flight at once if it holds it back for a throttle
+  /// window, also when the save reaches the key only after the ask.
+  var flushWanted = false
+  /// The save in flight's successor, for a change still waiting when the reference goes away.
+  var successor: SaveSuccessor?
 
-  init(stored: SharedVersion?, pipelined: Bool) {
+  init(stored: SharedVersion?, throttles: Bool) {
     engine = VersionEngine(stored: stored)
-    self.pipelined = pipelined
+    self.throttles = throttles
   }
 }
 
@@ -33,6 +38,8 @@ struct PendingSave<Value: Sendable>: Sendable {
   var sequence: UInt64
   /// The `save()` and `update` calls waiting for its outcome.
   var completions: [SaveCompletion]
+  /// Someone waits for it: once made, a throttled key writes it at once (`flushWanted`).
+  var urgent = false
 }
 
 /// Who waits for a save's outcome, with the conflict if the key refused it.

@@ -119,7 +119,9 @@ package struct VersionEngine: Sendable, Equatable {
     case .saved(let written?):
       epoch &+= 1
       rememberOwnWrite(written)
-      stored = written
+      // An atomic update may have stored a newer numbered version meanwhile: keep that one.
+      if !isOlder(written) { stored = written }
+      let written = stored ?? written
       if let held, held != written, isNewer(held, than: written) != false {
         take(held)
         after.takeHeld = true
@@ -129,21 +131,27 @@ package struct VersionEngine: Sendable, Equatable {
       // key that tracks its own writes expects; a held delivery is taken, as before saves were
       // answered with versions.
       epoch &+= 1
-      if let held {
+      if let held, !isOlder(held) {
         take(held)
         after.takeHeld = true
       }
     case .refused(let version, let handedOver):
       after.dropPending = pending != nil
       pending = nil
-      if handedOver {
+      if handedOver, let version, isOlder(version) {
+        // The holders already have a newer version (an atomic update's, taken meanwhile).
+        if let held, let stored, isNewer(held, than: stored) == true {
+          take(held)
+          after.takeHeld = true
+        }
+      } else if handedOver {
         take(version)
         after.takeConflictValue = true
         if let held, let version, held != version, isNewer(held, than: version) == true {
           take(held)
           after.takeHeld = true
         }
-      } else if let held {
+      } else if let held, !isOlder(held) {
         take(held)
         after.takeHeld = true
       } else {
@@ -154,7 +162,7 @@ package struct VersionEngine: Sendable, Equatable {
         after.load = true
       }
     case .failed:
-      if let held {
+      if let held, !isOlder(held) {
         take(held)
         after.takeHeld = true
       }
@@ -165,6 +173,17 @@ package struct VersionEngine: Sendable, Equatable {
       after.next = .some(condition(for: pending))
     }
     return after
+  }
+
+  /// An atomic update of this process stored `version` (outside the save queue): the holders
+  /// take it as theirs, and its delivery is this process's own write. A change made before it
+  /// was derived from an older value, so its save stays conditional on that older version.
+  /// Ignored when the holders already know a newer numbered version.
+  package mutating func updated(to version: SharedVersion) {
+    if let stored, isNewer(version, than: stored) == false { return }
+    rememberOwnWrite(version)
+    if inFlight, let held, isNewer(held, than: version) != true { self.held = nil }
+    take(version)
   }
 
   /// The epoch a load beginning now records, to tell ``arrived(_:loadStartedAt:changedLocally:)``.
@@ -215,6 +234,12 @@ package struct VersionEngine: Sendable, Equatable {
   private mutating func rememberOwnWrite(_ version: SharedVersion) {
     ownWrites.append(version)
     if ownWrites.count > Self.ownWriteLimit { ownWrites.removeFirst() }
+  }
+
+  /// Whether `version` is numbered older than the version the holders have.
+  private func isOlder(_ version: SharedVersion) -> Bool {
+    guard let stored else { return false }
+    return isNewer(stored, than: version) == true
   }
 
   /// Whether `version` is newer than `other`: known only for numbered versions (and

@@ -1,7 +1,8 @@
 // libFuzzer harness for `VersionEngine`: one holder's engine against a model store with
 // numbered revisions, where each input byte is one event (a local change, the store answering
 // the save in flight, that answer reaching the engine, another client's write or deletion, an
-// announcement delivered, a load started or answered), chosen among those that make sense now.
+// announcement delivered, a load started or answered, an atomic update of the holder's), chosen
+// among those that make sense now.
 // The store announces every write, the holder's own included, in order, and answers loads
 // from the moment they start (the stalest a load can be).
 // After every event (a violation traps, which libFuzzer reports as a crash):
@@ -64,6 +65,8 @@ struct Model {
       loads.append((engine.loadStart, current))
     case 12:
       answerLoad(changedLocally: byte & 0x10 != 0)
+    case 13:
+      atomicUpdate()
     default:
       break
     }
@@ -134,6 +137,18 @@ struct Model {
       issue(condition, seenExternal: pendingSeenExternal ?? seenExternal)
     }
     pendingSeenExternal = nil
+  }
+
+  /// An atomic update of the holder's (read, transform and write under the store's lock)
+  /// stores the next revision, announced like any write, and answers with it.
+  mutating func atomicUpdate() {
+    revision += 1
+    present = true
+    ownRevisions.insert(revision)
+    announcements.append(SharedVersion(revision))
+    let version = SharedVersion(revision)
+    engine.updated(to: version)
+    took(version)
   }
 
   mutating func externalWrite(delete: Bool) {
