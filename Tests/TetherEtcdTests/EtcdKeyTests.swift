@@ -170,9 +170,11 @@ struct EtcdKeyTests {
     try await waitUntil("the writer's value", timeout: .seconds(10)) { presence == "alive" }
     let killed = ContinuousClock.now
     writer.kill()
-    try await waitUntil("back to the default", timeout: .seconds(15)) { presence == "absent" }
-    // The TTL is 2 s; etcd may round a lease up to its minimum and check expiry in steps.
-    #expect(ContinuousClock.now - killed < .seconds(8))
+    try await waitUntil("back to the default", timeout: .seconds(25)) { presence == "absent" }
+    // The TTL is 2 s; etcd may round a lease up to its minimum and check expiry in steps, and
+    // a loaded machine resumes this task seconds late (10.2 s seen on two busy cores). Far
+    // below a lease that outlived its writer by etcd's default TTL (60 s).
+    #expect(ContinuousClock.now - killed < .seconds(20))
     #expect(await etcd.stored(key) == nil)
   }
 
