@@ -52,7 +52,7 @@ public struct FailureReason: Hashable, Sendable, CustomStringConvertible,
     lhs.description == rhs.description
   }
 
-  /// Hashes the words, as ``==(_:_:)`` compares them.
+  /// Hashes the words, as `==` compares them.
   public func hash(into hasher: inout Hasher) {
     hasher.combine(description)
   }
