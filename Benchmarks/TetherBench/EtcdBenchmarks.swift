@@ -51,6 +51,10 @@ func etcdBenchmarks() -> [Benchmark] {
       return UInt64(shared.wrappedValue)
     },
     Benchmark(
+      "etcd.save-single", baseline: "baseline.etcd-put",
+      note: "one uncoalesced save: time per etcd write (revisions counted); target <= 1.5x",
+      custom: { try await EtcdBench.singleSaves() }),
+    Benchmark(
       "etcd.propagation", baseline: "baseline.etcd-put",
       note: "A's withLock -> B's holder has it (median); target <= 2x",
       custom: { try await EtcdBench.propagation() }),
@@ -114,6 +118,45 @@ private enum EtcdBench {
         }
       }.resume()
     }
+  }
+
+  /// One sample: the time per write of saves that never coalesce. Each round changes the value
+  /// and waits for `save()`; a round makes more than one write (the change's own save, then
+  /// the explicit one), so the time is divided by the writes etcd counted, read from its
+  /// revision before and after (nothing else writes to this member meanwhile).
+  static func singleSaves() async throws -> (sample: Double, checksum: UInt64) {
+    let etcd = try await server.value
+    let shared = Shared(
+      wrappedValue: 0, .etcd("/bench/single-\(UUID().uuidString)", in: cluster(etcd)))
+    try await shared.load()
+    let session = URLSession(configuration: .ephemeral)
+    defer { session.invalidateAndCancel() }
+    let before = try await revision(etcd, session)
+    let start = ContinuousClock.now
+    for _ in 0..<50 {
+      shared.withLock { $0 += 1 }
+      try await shared.save()
+    }
+    let elapsed = ContinuousClock.now - start
+    let writes = try await revision(etcd, session) - before
+    guard writes > 0 else { throw EtcdError.invalidResponse("no write reached etcd") }
+    return (Double(elapsed.nanoseconds) / Double(writes), UInt64(shared.wrappedValue))
+  }
+
+  /// The member's current revision (the number of writes it has committed).
+  static func revision(_ etcd: EtcdServer, _ session: URLSession) async throws -> Int64 {
+    var request = URLRequest(url: etcd.clientURLs[0].appendingPathComponent("v3/kv/range"))
+    request.httpMethod = "POST"
+    let key = Data("/bench/none".utf8).base64EncodedString()
+    request.httpBody = Data(#"{"key":"\#(key)"}"#.utf8)
+    let (data, _) = try await self.data(session, request)
+    struct Range: Decodable {
+      struct Header: Decodable { let revision: String }
+      let header: Header
+    }
+    guard let revision = Int64(try JSONDecoder().decode(Range.self, from: data).header.revision)
+    else { throw EtcdError.invalidResponse("etcd's revision is not a number") }
+    return revision
   }
 
   /// One sample: the median time from A's change to B's holder having it.
