@@ -22,12 +22,31 @@ import TetherTesting
       encode: { try JSONEncoder().encode($0) })
   }
 
-  /// Ends throttle windows one after the other until `done` (at most five).
-  func endWindows(until done: @escaping @Sendable () -> Bool) async {
-    for _ in 0..<5 where !done() {
-      clock.advance(by: .seconds(2))
-      _ = try? await waitUntil("a window's write", timeout: .seconds(2), done)
+  /// Runs `operation` in a task and tells whether it ended within 10 s with the clock standing
+  /// still. Without the flush it waits for the throttle window: windows are then ended one
+  /// after the other (at most five), so the test ends either way. Rethrows its error once it
+  /// has ended.
+  func endsWithoutAWindow(
+    _ what: String, _ operation: @escaping @Sendable () async throws -> Void
+  ) async throws -> Bool {
+    let ended = Atomic<Bool>(false)
+    let task = Task {
+      defer { ended.store(true, ordering: .releasing) }
+      try await operation()
     }
+    let inTime =
+      (try? await waitUntil("\(what) ended", timeout: .seconds(10)) {
+        ended.load(ordering: .acquiring)
+      }) != nil
+    for _ in 0..<5 where !ended.load(ordering: .acquiring) {
+      clock.advance(by: .seconds(2))
+      _ = try? await waitUntil("a window's write", timeout: .seconds(2)) {
+        ended.load(ordering: .acquiring)
+      }
+    }
+    // One that never ends is left behind: the caller fails on `false`.
+    if ended.load(ordering: .acquiring) { try await task.value }
+    return inTime
   }
 
   /// The first change is written at once, the second is held for the window, the third waits
@@ -43,19 +62,8 @@ import TetherTesting
       }
       $count.withLock { $0 = 2 }  // held by the throttle
       $count.withLock { $0 = 3 }  // waits behind it
-      let saved = Atomic<Bool>(false)
       let shared = $count
-      let task = Task {
-        try await shared.save()
-        saved.store(true, ordering: .releasing)
-      }
-      let inTime =
-        (try? await waitUntil("save() ended", timeout: .seconds(10)) {
-          saved.load(ordering: .acquiring)
-        }) != nil
-      // Without the flush the save waits for the window: end it, so the test ends either way.
-      await endWindows(until: { saved.load(ordering: .acquiring) })
-      try await task.value
+      let inTime = try await endsWithoutAWindow("save()") { try await shared.save() }
       #expect(inTime, "save() waited for the throttle window")
       #expect(decodeFile(key.url, as: Int.self) == 3)
       #expect($count.saveError == nil)
@@ -100,23 +108,12 @@ import TetherTesting
       }
       $count.withLock { $0 += 1 }  // held by the throttle
       $count.withLock { $0 += 1 }  // waits behind it
-      let updated = Atomic<Bool>(false)
       let shared = $count
-      let task = Task {
-        try await shared.update { $0 += 10 }
-        updated.store(true, ordering: .releasing)
-      }
-      let inTime =
-        (try? await waitUntil("update ended", timeout: .seconds(10)) {
-          updated.load(ordering: .acquiring)
-        }) != nil
-      // Without the flush the update waits for the window: end it, so the test ends either way.
-      await endWindows(until: { updated.load(ordering: .acquiring) })
+      let inTime = try await endsWithoutAWindow("update") { try await shared.update { $0 += 10 } }
       guard inTime else {
         Issue.record("update waited for the throttle window")
         return
       }
-      try await task.value
       #expect(count == 13)
       #expect(decodeFile(key.url, as: Int.self) == 13)
       $count.withLock { $0 += 1 }
