@@ -27,8 +27,8 @@ public struct SaveContinuation: Sendable {
   /// versions), and for a continuation made with ``init(_:callback:)``.
   public let version: SharedVersion?
   /// For a save made by a reference: where a key reports the outcome of its own background
-  /// retry of the save (`resolvedLater(with:)`).
-  let resolvedLater: (@Sendable (Result<Void, any Error>) -> Void)?
+  /// retry of the save, and the version it wrote (`resolvedLater(with:version:)`).
+  let resolvedLater: (@Sendable (Result<Void, any Error>, SharedVersion?) -> Void)?
 
   /// Creates a continuation that reports its result to `callback`.
   public init(_ callback: @escaping @Sendable (Result<Void, any Error>) -> Void) {
@@ -64,7 +64,7 @@ public struct SaveContinuation: Sendable {
 
   init(
     observer: IssueReporting.Observer?, name: String? = nil, version: SharedVersion? = nil,
-    resolvedLater: (@Sendable (Result<Void, any Error>) -> Void)? = nil,
+    resolvedLater: (@Sendable (Result<Void, any Error>, SharedVersion?) -> Void)? = nil,
     _ callback: @escaping @Sendable (Result<Void, any Error>) -> Void
   ) {
     self.init(
@@ -75,7 +75,7 @@ public struct SaveContinuation: Sendable {
   /// A continuation whose callback also gets the version the key says it wrote.
   init(
     observer: IssueReporting.Observer?, name: String? = nil, version: SharedVersion? = nil,
-    resolvedLater: (@Sendable (Result<Void, any Error>) -> Void)? = nil,
+    resolvedLater: (@Sendable (Result<Void, any Error>, SharedVersion?) -> Void)? = nil,
     versioned callback: @escaping @Sendable (Versioned<Result<Void, any Error>>) -> Void
   ) {
     self.version = version
@@ -161,6 +161,13 @@ public struct SaveContinuation: Sendable {
   /// way only unless a later save has reported its outcome since. It is not a second resume,
   /// and may be called from any thread.
   package func resolvedLater(with result: Result<Void, any Error>) {
-    resolvedLater?(result)
+    resolvedLater?(result, nil)
+  }
+  /// Reports how the key's own background retry ended, as ``resolvedLater(with:)``, and the
+  /// version the retry wrote when it landed (`nil`: unknown or not written). The reference takes
+  /// that version as its own write: holders keep their value, the next save is conditional on
+  /// it, and its delivery is not taken as someone else's change.
+  package func resolvedLater(with result: Result<Void, any Error>, version: SharedVersion?) {
+    resolvedLater?(result, version)
   }
 }

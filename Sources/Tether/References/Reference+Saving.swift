@@ -86,8 +86,12 @@ extension Reference {
     let continuation = SaveContinuation(
       observer: issueObserver, version: condition,
       // A retry the key reports after this save failed is its outcome, unless a later save has
-      // reported since (the guard in `finishSave`).
-      resolvedLater: { [weak self] in self?.finishSave(sequence: sequence, result: $0) },
+      // reported since (the guard in `finishSave`); the version it wrote is an own write.
+      resolvedLater: { [weak self] result, version in
+        guard let self else { return }
+        if case .success = result, let version { ownWriteLanded(at: version) }
+        finishSave(sequence: sequence, result: result)
+      },
       versioned: { [weak self] outcome in
         guard let self else {
           var written: SharedVersion?
