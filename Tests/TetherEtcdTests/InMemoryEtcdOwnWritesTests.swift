@@ -64,8 +64,13 @@ import TetherTesting
       $value.saveError != nil
     }
     $value.withLock { $0 = 3 }
+    // Fails too: nothing of the holder's is in flight when the first write lands.
+    await #expect(throws: EtcdError.self) { try await $value.save() }
     etcd.landHeldWrite()
     #expect(etcd.stored(key) == "2", "the first write landed late")
+    // A load finds the late write: the holder knows it as its own, and keeps its newer value.
+    try await $value.load()
+    #expect(value == 3)
     etcd.failWrites(0)
     try await waitUntil("the newest change written", timeout: .seconds(20)) {
       etcd.stored(key) == "3" && $value.saveError == nil

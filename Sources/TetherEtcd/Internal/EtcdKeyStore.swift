@@ -279,7 +279,14 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
     let range = try await cluster.range(key)
     let keyValue = range.keyValues.first
     let change = observe(range.revision, keyValue)
-    if publishing { publish(change) }
+    // A late-landing write of ours is told even when the read is not: a load answering with
+    // its version must find the holders knowing it as theirs, or they would take its older
+    // value as someone else's.
+    if case .ownWrite? = change {
+      publish(change)
+    } else if publishing {
+      publish(change)
+    }
     return (range.revision, keyValue)
   }
 
