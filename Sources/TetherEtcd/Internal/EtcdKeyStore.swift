@@ -184,7 +184,8 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
         return nil
       }
       var change = decoded
-      if let keyValue, let index = state.unresolved.firstIndex(where: { $0.bytes == keyValue.value })
+      if let keyValue,
+        let index = state.unresolved.firstIndex(where: { $0.bytes == keyValue.value })
       {
         // An earlier write of ours whose outcome was unknown, landing late: the ones before it
         // compared against versions that are gone now. It stays known (a save's failed compare
