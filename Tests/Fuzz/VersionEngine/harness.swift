@@ -46,6 +46,9 @@ struct Model {
   /// The last save that failed (its condition and what its change had seen): the key may still
   /// write it, conditionally, outside the save queue.
   var failedSave: (condition: SharedVersion?, seenExternal: Int)?
+  /// Own writes of a failed save that landed, not told to the engine yet (the key tells them
+  /// in order, before a load answers with one of them).
+  var untold: [SharedVersion] = []
   var lastOrdinal: Int64?
 
   var current: SharedVersion {
@@ -72,7 +75,9 @@ struct Model {
     case 13:
       atomicUpdate()
     case 14:
-      failedSaveLands()
+      failedSaveLands(toldAtOnce: byte & 0x10 == 0)
+    case 15:
+      tellOwnWrite()
     default:
       break
     }
@@ -162,9 +167,11 @@ struct Model {
   }
 
   /// The last failed save's write lands after all, if its compare still holds (a background
-  /// retry, or a write whose outcome was unknown): announced like any write, and the key tells
-  /// the engine of it as its own (`resolvedLater(with:version:)`, `yieldOwnWrite(version:)`).
-  mutating func failedSaveLands() {
+  /// retry, or a write whose outcome was unknown). The key tells the engine of it as its own
+  /// (`resolvedLater(with:version:)`, `yieldOwnWrite(version:)`) at once, announcing it like any
+  /// write, or later (`tellOwnWrite`), its echo suppressed meanwhile, as the etcd store does;
+  /// someone else's writes may be delivered before it is told.
+  mutating func failedSaveLands(toldAtOnce: Bool) {
     guard let save = failedSave else { return }
     failedSave = nil
     guard accepts(save.condition) else { return }
@@ -174,9 +181,18 @@ struct Model {
     revision += 1
     present = true
     ownRevisions.insert(revision)
-    announcements.append(SharedVersion(revision))
     seenRevision = max(seenRevision, revision)
-    engine.ownWriteLanded(at: SharedVersion(revision))
+    if toldAtOnce {
+      announcements.append(SharedVersion(revision))
+      engine.ownWriteLanded(at: SharedVersion(revision))
+    } else {
+      untold.append(SharedVersion(revision))
+    }
+  }
+
+  mutating func tellOwnWrite() {
+    guard !untold.isEmpty else { return }
+    engine.ownWriteLanded(at: untold.removeFirst())
   }
 
   mutating func externalWrite(delete: Bool) {
@@ -194,6 +210,9 @@ struct Model {
   mutating func answerLoad(changedLocally: Bool) {
     guard !loads.isEmpty else { return }
     let load = loads.removeFirst()
+    if let number = load.read.ordinal {
+      while let first = untold.first, first.ordinal! <= number { tellOwnWrite() }
+    }
     arrive(load.read, loadStartedAt: load.startedAt, changedLocally: changedLocally)
   }
 
