@@ -23,12 +23,14 @@ extension EtcdKeyStore {
     } catch {
       return continuation.resume(throwing: error)
     }
-    let seen = version.flatMap(EtcdVersion.init)
     let generation = state.withLock { state in
       state.saveGeneration &+= 1
       return state.saveGeneration
     }
     writes.enqueue { [self] in
+      // Asked again now: a background retry of ours queued before this save may have written
+      // what this save's value builds on, and the reference knows it by now.
+      let seen = (continuation.versionNow ?? version).flatMap(EtcdVersion.init)
       do throws(EtcdError) {
         switch try await write(bytes, derivedFrom: seen) {
         case .written(let version): continuation.resume(version: version.shared)
