@@ -198,6 +198,9 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
       }
       state.newest = version
       state.stored = keyValue?.value
+      // Told at once, even during a write: it carries no value, and a load may answer with
+      // its version before the write ends.
+      if case .ownWrite = change { return change }
       guard state.writeInFlight else { return change }
       state.heldDuringWrite.append(change)
       return nil
@@ -280,14 +283,7 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
     let range = try await cluster.range(key)
     let keyValue = range.keyValues.first
     let change = observe(range.revision, keyValue)
-    // A late-landing write of ours is told even when the read is not: a load answering with
-    // its version must find the holders knowing it as theirs, or they would take its older
-    // value as someone else's.
-    if case .ownWrite? = change {
-      publish(change)
-    } else if publishing {
-      publish(change)
-    }
+    if publishing { publish(change) }
     return (range.revision, keyValue)
   }
 
@@ -296,11 +292,22 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
   func load() async throws(EtcdError) -> (EtcdVersion, Data?) {
     let (revision, keyValue) = try await read(publishing: false)
     let read = EtcdVersion(keyValue, at: revision)
-    return state.withLock { state in
-      guard let newest = state.newest else { return (read, keyValue?.value) }
+    let (answer, subscriber, own) = state.withLock { state in
+      // A late-landing write of ours, the read's or the watch's (whose tell may still be on
+      // its way), is told here first: the holders must know its version as theirs before the
+      // load answers with it, or they would take its older value for someone else's.
+      let unresolved = state.unresolved
+      let own = { (bytes: Data?) in unresolved.contains { $0.bytes == bytes } }
+      guard let newest = state.newest else {
+        return ((read, keyValue?.value), state.subscriber, own(keyValue?.value))
+      }
       // A version that does not decode is never `newest`: the load reports it.
-      if let keyValue, keyValue.modRevision > newest.revision { return (read, keyValue.value) }
-      return (newest, state.stored)
+      if let keyValue, keyValue.modRevision > newest.revision {
+        return ((read, keyValue.value), state.subscriber, own(keyValue.value))
+      }
+      return ((newest, state.stored), state.subscriber, own(state.stored))
     }
+    if own, answer.1 != nil { subscriber?.yieldOwnWrite(version: answer.0.shared) }
+    return answer
   }
 }
