@@ -17,9 +17,10 @@ import TetherSupport
 ///   of it, and handed to them as the value's `SharedVersion`). A deletion is a version of its
 ///   own (``EtcdVersion/absent(since:)``), never "0".
 /// - Which version a save is conditional on is the reference's `VersionEngine`'s decision
-///   (`SaveContinuation.version`), never this store's: the engine hears of every write this
-///   store makes for its holders, with its version — a save's resume, an `update`'s
-///   (`UpdateContinuation`'s versioned resume), a background retry's
+///   (`SaveContinuation.versionNow`, asked when the write starts, so that a save queued behind
+///   a background retry builds on the retry's write), never this store's: the engine hears of
+///   every write this store makes for its holders, with its version — a save's resume, an
+///   `update`'s (`UpdateContinuation`'s versioned resume), a background retry's
 ///   (`SaveContinuation.resolvedLater(with:version:)`), and a write whose outcome was unknown
 ///   that lands late (`SharedSubscriber.yieldOwnWrite(version:)`). The store keeps no version
 ///   chain of its own; it only refuses, before etcd is asked, a save derived from a deletion
@@ -28,9 +29,10 @@ import TetherSupport
 ///   version bookkeeping: such a write has no version until it lands, and then only its bytes
 ///   tell it from someone else's (the version it compared against says whether the key went
 ///   straight from that version to it). A version holding them that appears later is told to
-///   the holders as their own write's (``Change/ownWrite(_:)``), and a save whose compare fails
-///   on it writes over it. A write of ours that lands empties it: the others compared against
-///   versions that are gone.
+///   the holders as their own write's (``Change/ownWrite(_:)``: at once, never held behind a
+///   write, and again by a load before it answers with that version), and a save whose compare
+///   fails on it writes over it. A write of ours that lands empties it: the others compared
+///   against versions that are gone.
 /// - While a write is in flight (`writeInFlight`), changes observed (watch events, reads) wait
 ///   for its answer: its own echo can arrive first. Once it is recorded, those at or below its
 ///   revision are its echo or were overwritten by it, and are dropped; the others are told. A
