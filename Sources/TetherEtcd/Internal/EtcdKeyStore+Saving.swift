@@ -11,8 +11,10 @@ extension EtcdKeyStore {
   /// is written again in the background until it lands, unless a newer save supersedes it.
   ///
   /// `version` is the one the holders' value was derived from (`SaveContinuation.version`,
-  /// captured under the reference's lock when the body ran): a change of someone else's that
-  /// arrived while the body ran makes this save a conflict, not an overwrite. A save that
+  /// captured under the reference's lock when the body ran), asked again when the write starts
+  /// (`SaveContinuation.versionNow`: a background retry of ours written meanwhile is its
+  /// basis): a change of someone else's that arrived while the body ran makes this save a
+  /// conflict, not an overwrite. A save that
   /// lands resumes with the `mod_revision` it wrote; a refused one hands the stored value
   /// and its version (or the deletion) over with ``EtcdError/conflict(key:)``, so that every
   /// holder converges on it.
