@@ -26,9 +26,19 @@ public struct SaveContinuation: Sendable {
   /// only if nothing is stored then. `nil` when the key never gave a version (keys without
   /// versions), and for a continuation made with ``init(_:callback:)``.
   public let version: SharedVersion?
+  /// The version to write over, asked when the write starts: ``version``, unless the reference
+  /// heard since of a write of its own that no save asked for (``resolvedLater(with:version:)``,
+  /// `SharedSubscriber.yieldOwnWrite(version:)`) that this save's value builds on. A key that
+  /// queues its writes (one behind its own background retry, say) reads it when the write
+  /// starts, so that it does not fail on its own retry's write. The engine decides it
+  /// (`VersionEngine.condition(for:)`): someone else's version taken since still leaves the
+  /// older one, so the write is refused.
+  package var versionNow: SharedVersion? { currentVersion?() ?? version }
   /// For a save made by a reference: where a key reports the outcome of its own background
-  /// retry of the save (`resolvedLater(with:)`).
-  let resolvedLater: (@Sendable (Result<Void, any Error>) -> Void)?
+  /// retry of the save, and the version it wrote (`resolvedLater(with:version:)`).
+  let resolvedLater: (@Sendable (Result<Void, any Error>, SharedVersion?) -> Void)?
+  /// For a save made by a reference: the version it is conditional on now (``versionNow``).
+  let currentVersion: (@Sendable () -> SharedVersion?)?
 
   /// Creates a continuation that reports its result to `callback`.
   public init(_ callback: @escaping @Sendable (Result<Void, any Error>) -> Void) {
@@ -64,22 +74,24 @@ public struct SaveContinuation: Sendable {
 
   init(
     observer: IssueReporting.Observer?, name: String? = nil, version: SharedVersion? = nil,
-    resolvedLater: (@Sendable (Result<Void, any Error>) -> Void)? = nil,
+    resolvedLater: (@Sendable (Result<Void, any Error>, SharedVersion?) -> Void)? = nil,
     _ callback: @escaping @Sendable (Result<Void, any Error>) -> Void
   ) {
     self.init(
       observer: observer, name: name, version: version, resolvedLater: resolvedLater,
-      versioned: { callback($0.outcome) })
+      currentVersion: nil, versioned: { callback($0.outcome) })
   }
 
   /// A continuation whose callback also gets the version the key says it wrote.
   init(
     observer: IssueReporting.Observer?, name: String? = nil, version: SharedVersion? = nil,
-    resolvedLater: (@Sendable (Result<Void, any Error>) -> Void)? = nil,
+    resolvedLater: (@Sendable (Result<Void, any Error>, SharedVersion?) -> Void)? = nil,
+    currentVersion: (@Sendable () -> SharedVersion?)? = nil,
     versioned callback: @escaping @Sendable (Versioned<Result<Void, any Error>>) -> Void
   ) {
     self.version = version
     self.resolvedLater = resolvedLater
+    self.currentVersion = currentVersion
     box = ContinuationBox(
       name: { name ?? "SaveContinuation" }, observer: observer,
       abandoned: { Versioned(.failure(ContinuationNotResumed())) }, callback: callback)
@@ -161,6 +173,13 @@ public struct SaveContinuation: Sendable {
   /// way only unless a later save has reported its outcome since. It is not a second resume,
   /// and may be called from any thread.
   package func resolvedLater(with result: Result<Void, any Error>) {
-    resolvedLater?(result)
+    resolvedLater?(result, nil)
+  }
+  /// Reports how the key's own background retry ended, as ``resolvedLater(with:)``, and the
+  /// version the retry wrote when it landed (`nil`: unknown or not written). The reference takes
+  /// that version as its own write: holders keep their value, the next save is conditional on
+  /// it, and its delivery is not taken as someone else's change.
+  package func resolvedLater(with result: Result<Void, any Error>, version: SharedVersion?) {
+    resolvedLater?(result, version)
   }
 }

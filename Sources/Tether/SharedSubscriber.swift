@@ -15,6 +15,9 @@ public struct SharedSubscriber<Value: Sendable>: Sendable {
   }
 
   let callback: @Sendable (Event, SharedVersion?) -> Void
+  /// For a reference's subscriber: where a key reports a write of its own that landed
+  /// (``yieldOwnWrite(version:)``).
+  let ownWrite: (@Sendable (SharedVersion) -> Void)?
 
   /// Creates a subscriber that reports events to `callback`.
   public init(_ callback: @escaping @Sendable (Event) -> Void) {
@@ -22,8 +25,12 @@ public struct SharedSubscriber<Value: Sendable>: Sendable {
   }
 
   /// A subscriber whose callback also gets the version the key handed over with a value.
-  init(versioned callback: @escaping @Sendable (Event, SharedVersion?) -> Void) {
+  init(
+    versioned callback: @escaping @Sendable (Event, SharedVersion?) -> Void,
+    ownWrite: (@Sendable (SharedVersion) -> Void)? = nil
+  ) {
     self.callback = callback
+    self.ownWrite = ownWrite
   }
 
   /// Creates a subscriber from swift-sharing's callbacks, so a ported key's tests compile
@@ -56,6 +63,11 @@ public struct SharedSubscriber<Value: Sendable>: Sendable {
   public func yieldReturningInitialValue(version: SharedVersion?) {
     callback(.initialValue, version)
   }
+  /// Reports that a write of the key's own, made for this subscriber's holders but answered by
+  /// no continuation (one whose outcome was unknown, landing late), is stored at `version`. The
+  /// holders keep their value (they have it, or a newer change of theirs): their next save is
+  /// conditional on `version`, and a delivery of it is not taken as someone else's change.
+  package func yieldOwnWrite(version: SharedVersion) { ownWrite?(version) }
   /// Reports whether the key is loading.
   public func yieldLoading(_ isLoading: Bool = true) { callback(.loading(isLoading), nil) }
   /// Reports a value, `nil` for the initial value, or an error.

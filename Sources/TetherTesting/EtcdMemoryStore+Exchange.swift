@@ -14,7 +14,9 @@ extension EtcdMemoryStore: HTTPExchangeHandler {
     }
     // The gateway's path, whatever prefix the endpoint URL has.
     let path = request.url.path
-    return answer(path.range(of: "/v3/").map { String(path[$0.lowerBound...]) } ?? path, object)
+    let gatewayPath = path.range(of: "/v3/").map { String(path[$0.lowerBound...]) } ?? path
+    if let fault = faultyAnswer(gatewayPath, object) { return fault }
+    return answer(gatewayPath, object)
   }
 
   func stream(_ request: HTTPRequest) async throws(HTTPError) -> HTTPStreamingResponse {

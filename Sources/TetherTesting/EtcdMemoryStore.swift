@@ -44,6 +44,8 @@ final class EtcdMemoryStore: Sendable {
     var nextWatch: UInt64 = 0
   }
   private let state = Lock(State())
+  /// The write faults a test injected (`EtcdMemoryStore+Faults`).
+  let faults = Lock(EtcdMemoryFaults())
 
   init() {}
 

@@ -87,6 +87,19 @@ public struct InMemoryEtcd: Sendable {
   /// than a TTL always expires that lease.
   public func advanceClock(by duration: Duration) { store.advance(by: duration) }
 
+  /// Answers the next `count` write requests (puts, and transactions that would write) with
+  /// 503 "request timed out" without applying them: writes whose outcome the client cannot
+  /// know, which a `.etcd` key reports in `saveError` and retries in the background.
+  package func failWrites(_ count: Int) { store.faults.withLock { $0.failing = count } }
+
+  /// Answers the next write request as ``failWrites(_:)`` does, but keeps it:
+  /// ``landHeldWrite()`` applies it later (its compares decide then), as a leader that commits
+  /// an entry after its client gave up on it.
+  package func holdNextWrite() { store.faults.withLock { $0.holdNext = true } }
+
+  /// Applies the write request ``holdNextWrite()`` kept, if any.
+  package func landHeldWrite() { store.landHeldWrite() }
+
   /// The number of leases alive.
   public var leaseCount: Int { store.leaseCount }
 }

@@ -109,9 +109,8 @@ enum EtcdVersionRules {
   }
 
   /// Issue 32, item 1: a save after an `update` of the same holder writes over the update's
-  /// own write. The reference's version engine never hears of that write's version (an
-  /// update resumes with its value only), so the save is conditional on the version before
-  /// it; the store knows only its own writes came since and must not refuse it.
+  /// own write. The update resumes with the version it wrote, so the reference's version
+  /// engine makes the save conditional on it; the store keeps no version chain of its own.
   static func aSaveAfterAnUpdateWritesOverTheUpdate(_ store: some EtcdScenarioStore) async throws {
     let key = "/tether-tests/update-then-save/\(UUID().uuidString)"
     await store.put(key, "1")

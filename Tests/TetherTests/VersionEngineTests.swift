@@ -144,6 +144,52 @@ struct VersionEngineTests {
     #expect(engine.stored == v[3])
   }
 
+  /// A key's own write that no save in flight asked for (a background retry of a failed save,
+  /// a write whose outcome was unknown landing late): the holders keep their value, the next
+  /// save is conditional on it, and its echo is ignored.
+  @Test func anOwnWriteOutsideTheSavesIsTheBasisOfTheNextSave() {
+    var engine = VersionEngine(stored: v[1])
+    _ = engine.saveRequested(engine.basis)
+    _ = engine.saveEnded(.failed)
+    let before = engine.basis
+    let generation = engine.generation
+    engine.ownWriteLanded(at: v[2])
+    #expect(engine.stored == v[2])
+    #expect(engine.generation == generation, "nothing of someone else's was taken")
+    #expect(engine.arrived(v[2]) == .ignore, "its own write echoing back")
+    #expect(engine.saveRequested(before) == .some(v[2]), "a change made before builds on it")
+  }
+
+  /// Someone else's version taken after the own write still makes a change derived before it
+  /// conditional on the older version: the store refuses it.
+  @Test func aChangeMadeBeforeSomeoneElsesValueStaysRefusedAfterAnOwnWrite() {
+    var engine = VersionEngine(stored: v[1])
+    engine.ownWriteLanded(at: v[2])
+    let basis = engine.basis
+    #expect(engine.arrived(v[3]) == .take)
+    #expect(engine.saveRequested(basis) == .some(v[2]))
+  }
+
+  @Test func anOwnWriteOlderThanWhatTheHoldersHaveChangesNothing() {
+    var engine = VersionEngine(stored: v[5])
+    engine.ownWriteLanded(at: v[4])
+    #expect(engine.stored == v[5])
+    #expect(engine.arrived(v[4]) == .ignore)
+  }
+
+  /// An own write landing while a save is in flight: a delivery held meanwhile that is not
+  /// newer than it is dropped, and so is its own echo held before it was known.
+  @Test func anOwnWriteLandingDuringASaveDropsAnOlderHeldDelivery() {
+    var engine = VersionEngine(stored: v[1])
+    _ = engine.saveRequested(engine.basis)
+    #expect(engine.arrived(v[2]) == .hold)
+    engine.ownWriteLanded(at: v[2])
+    #expect(engine.held == nil)
+    let after = engine.saveEnded(.saved(v[3]))
+    #expect(!after.takeHeld)
+    #expect(engine.stored == v[3])
+  }
+
   @Test func absentVersionsAreVersionsOfTheirOwn() {
     #expect(SharedVersion.absent != SharedVersion(""))
     #expect(SharedVersion.deleted(at: v[3]) != v[3])

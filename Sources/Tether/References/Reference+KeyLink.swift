@@ -23,7 +23,8 @@ extension Reference {
     let subscription = reader.subscribe(
       context: .initialValue(initialValue),
       subscriber: SharedSubscriber(
-        versioned: { [weak self] event, stored in self?.handle(event, storedVersion: stored) }))
+        versioned: { [weak self] event, stored in self?.handle(event, storedVersion: stored) },
+        ownWrite: { [weak self] version in self?.ownWriteLanded(at: version) }))
     let replaced = state.withLock { state in
       defer { state.subscription = subscription }
       return state.subscription
@@ -187,6 +188,13 @@ extension Reference {
       return outcome
     }
     finishTaking(outcome)
+  }
+
+  /// A write of this process's own that no save in flight asked for landed at `version` (a
+  /// key's background retry, a write whose outcome was unknown): the holders keep their value,
+  /// and the engine knows the version as theirs (see `VersionEngine.ownWriteLanded(at:)`).
+  func ownWriteLanded(at version: SharedVersion) {
+    state.withLock { $0.saves?.engine.ownWriteLanded(at: version) }
   }
 
   private func setLoadError(_ error: any Error, endLoading: Bool) {

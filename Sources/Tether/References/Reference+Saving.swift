@@ -44,7 +44,7 @@ extension Reference {
     if flush { flushThrottledSave() }
     guard let condition else { return }
     makeSave(
-      value, context: context, condition: condition, sequence: sequence,
+      value, context: context, condition: condition, basis: basis, sequence: sequence,
       completions: completion.map { [$0] } ?? [])
   }
 
@@ -72,10 +72,11 @@ extension Reference {
     (writer as? any ThrottledSaveKey)?.flushThrottledSave()
   }
 
-  /// Hands a save to the key, conditional on `condition`.
+  /// Hands a save to the key, conditional on `condition`: the engine's condition for `basis`
+  /// (the key may ask again when it writes, `SaveContinuation.versionNow`).
   private func makeSave(
-    _ value: Value, context: SaveContext, condition: SharedVersion?, sequence: UInt64,
-    completions: [SaveCompletion]
+    _ value: Value, context: SaveContext, condition: SharedVersion?,
+    basis: VersionEngine.Basis?, sequence: UInt64, completions: [SaveCompletion]
   ) {
     guard let writer else { return }
     let successor = SaveSuccessor()
@@ -83,11 +84,24 @@ extension Reference {
     // Weak: a save in flight must not keep the reference alive, or releasing the last holder
     // would not cancel the subscription, which is the key's cue to flush pending writes (a
     // change still waiting then is saved by the successor, see `handOverPendingSave`).
+    // What the key finds when it asks again as it writes (`SaveContinuation.versionNow`).
+    var currentVersion: (@Sendable () -> SharedVersion?)?
+    if let basis {
+      currentVersion = { [weak self] () -> SharedVersion? in
+        guard let self, let now = self.condition(for: basis) else { return condition }
+        return now
+      }
+    }
     let continuation = SaveContinuation(
       observer: issueObserver, version: condition,
       // A retry the key reports after this save failed is its outcome, unless a later save has
-      // reported since (the guard in `finishSave`).
-      resolvedLater: { [weak self] in self?.finishSave(sequence: sequence, result: $0) },
+      // reported since (the guard in `finishSave`); the version it wrote is an own write.
+      resolvedLater: { [weak self] result, version in
+        guard let self else { return }
+        if case .success = result, let version { ownWriteLanded(at: version) }
+        finishSave(sequence: sequence, result: result)
+      },
+      currentVersion: currentVersion,
       versioned: { [weak self] outcome in
         guard let self else {
           var written: SharedVersion?
@@ -131,7 +145,7 @@ extension Reference {
   private struct AfterSaveWork: Sendable {
     var taken = TakeOutcome()
     var dropped: [SaveCompletion] = []
-    var next: (PendingSave<Value>, SharedVersion?)?
+    var next: (PendingSave<Value>, SharedVersion?, VersionEngine.Basis?)?
     var load = false
   }
 
@@ -145,6 +159,7 @@ extension Reference {
     let work = state.withLock { state -> AfterSaveWork in
       var work = AfterSaveWork()
       guard let saves = state.saves else { return work }
+      let pendingBasis = saves.engine.pending
       let after = saves.engine.saveEnded(end)
       work.taken.observable = state.observable
       if after.takeConflictValue {
@@ -166,7 +181,7 @@ extension Reference {
       if let condition = after.next, let pending = saves.pending {
         saves.pending = nil
         saves.flushWanted = pending.urgent
-        work.next = (pending, condition)
+        work.next = (pending, condition, pendingBasis)
       }
       work.load = after.load
       return work
@@ -176,11 +191,16 @@ extension Reference {
     completions.forEach { $0(outcome) }
     work.dropped.forEach { $0(outcome) }
     if work.load { reloadAfterRefusal() }
-    if let (pending, condition) = work.next {
+    if let (pending, condition, basis) = work.next {
       makeSave(
-        pending.value, context: pending.context, condition: condition,
+        pending.value, context: pending.context, condition: condition, basis: basis,
         sequence: pending.sequence, completions: pending.completions)
     }
+  }
+
+  /// The engine's condition for a save derived from `basis`, now.
+  private func condition(for basis: VersionEngine.Basis) -> SharedVersion?? {
+    state.withLock { state in state.saves.map { $0.engine.condition(for: basis) } }
   }
 
   /// The reference is going away: a change still waiting for the save in flight is saved

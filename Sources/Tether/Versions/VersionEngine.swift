@@ -186,6 +186,20 @@ package struct VersionEngine: Sendable, Equatable {
     take(version)
   }
 
+  /// A write of this process's own that no save in flight asked for stored `version`: a key's
+  /// background retry of a save that failed, or a write whose outcome was unknown that landed
+  /// late. It wrote a value the holders already have (or an older one of theirs), so they keep
+  /// their value: the next save is conditional on `version` (changes made before it build on
+  /// it, like after a save of their own), and its delivery is this process's own write.
+  /// Ignored when the holders already know a newer numbered version.
+  package mutating func ownWriteLanded(at version: SharedVersion) {
+    if let stored, isNewer(version, than: stored) == false { return }
+    rememberOwnWrite(version)
+    if inFlight, let held, isNewer(held, than: version) != true { self.held = nil }
+    stored = version
+    epoch &+= 1
+  }
+
   /// The epoch a load beginning now records, to tell ``arrived(_:loadStartedAt:changedLocally:)``.
   package var loadStart: UInt64 { epoch }
 

@@ -11,8 +11,10 @@ extension EtcdKeyStore {
   /// is written again in the background until it lands, unless a newer save supersedes it.
   ///
   /// `version` is the one the holders' value was derived from (`SaveContinuation.version`,
-  /// captured under the reference's lock when the body ran): a change of someone else's that
-  /// arrived while the body ran makes this save a conflict, not an overwrite. A save that
+  /// captured under the reference's lock when the body ran), asked again when the write starts
+  /// (`SaveContinuation.versionNow`: a background retry of ours written meanwhile is its
+  /// basis): a change of someone else's that arrived while the body ran makes this save a
+  /// conflict, not an overwrite. A save that
   /// lands resumes with the `mod_revision` it wrote; a refused one hands the stored value
   /// and its version (or the deletion) over with ``EtcdError/conflict(key:)``, so that every
   /// holder converges on it.
@@ -23,12 +25,14 @@ extension EtcdKeyStore {
     } catch {
       return continuation.resume(throwing: error)
     }
-    let seen = version.flatMap(EtcdVersion.init)
     let generation = state.withLock { state in
       state.saveGeneration &+= 1
       return state.saveGeneration
     }
     writes.enqueue { [self] in
+      // Asked again now: a background retry of ours queued before this save may have written
+      // what this save's value builds on, and the reference knows it by now.
+      let seen = (continuation.versionNow ?? version).flatMap(EtcdVersion.init)
       do throws(EtcdError) {
         switch try await write(bytes, derivedFrom: seen) {
         case .written(let version): continuation.resume(version: version.shared)
@@ -73,10 +77,12 @@ extension EtcdKeyStore {
       writes.enqueue { [self] in
         guard state.withLock({ $0.saveGeneration == generation }) else { return }
         do throws(EtcdError) {
-          if case .refused = try await write(bytes, derivedFrom: seen) {
-            continuation.resolvedLater(with: .failure(EtcdError.conflict(key: name)))
-          } else {
-            continuation.resolvedLater(with: .success(()))
+          switch try await write(bytes, derivedFrom: seen) {
+          case .refused:
+            continuation.resolvedLater(with: .failure(EtcdError.conflict(key: name)), version: nil)
+          case .written(let version):
+            // The reference takes the version as its own write: its next save writes over it.
+            continuation.resolvedLater(with: .success(()), version: version.shared)
           }
         } catch {
           if error.isTransient {
@@ -92,13 +98,11 @@ extension EtcdKeyStore {
     }
   }
 
-  /// Marks `bytes` as the write in flight while `body` runs, and until the caller records the
-  /// outcome (``observe(_:_:own:)`` with `own`, or ``endWrite()``): an echo arriving between
-  /// the answer and the record is still ours.
-  func writing<R>(
-    _ bytes: Data, _ body: () async throws(EtcdError) -> R
-  ) async throws(EtcdError) -> R {
-    state.withLock { $0.inFlight = bytes }
+  /// Holds the changes observed while `body` writes, until the caller records the outcome
+  /// (``observe(_:_:own:)`` with `own`, or ``endWrite()``): the write's own echo, arriving
+  /// before its answer, is then known by its revision, and not told to the holders.
+  func writing<R>(_ body: () async throws(EtcdError) -> R) async throws(EtcdError) -> R {
+    state.withLock { $0.writeInFlight = true }
     do {
       return try await body()
     } catch {
@@ -107,15 +111,23 @@ extension EtcdKeyStore {
     }
   }
 
-  func endWrite() { state.withLock { $0.inFlight = nil } }
+  /// The write in flight did not land: the changes held meanwhile are told.
+  func endWrite() {
+    for change in state.withLock({ releaseHeld(&$0) }) { publish(change) }
+  }
 
-  /// Remembers `bytes` as a write whose outcome is unknown.
-  private func markUnresolved(_ bytes: Data) {
+  /// Remembers `bytes`, compared against `base`, as a write whose outcome is unknown.
+  private func markUnresolved(_ bytes: Data, over base: EtcdVersion?) {
     state.withLock { state in
-      state.unresolved.removeAll { $0 == bytes }
-      state.unresolved.append(bytes)
+      state.unresolved.removeAll { $0.bytes == bytes }
+      state.unresolved.append(Unresolved(bytes: bytes, over: base))
       if state.unresolved.count > Self.unresolvedLimit { state.unresolved.removeFirst() }
     }
+  }
+
+  /// The write of ours whose outcome was unknown that stored `bytes`, if any.
+  private func unresolvedWrite(of bytes: Data) -> Unresolved? {
+    state.withLock { state in state.unresolved.first { $0.bytes == bytes } }
   }
 
   /// One save of `bytes`, resolving lost answers: a write whose answer was lost is sent again
@@ -134,7 +146,7 @@ extension EtcdKeyStore {
       var lost = 0
       while true {
         do throws(EtcdError) {
-          let revision = try await writing(bytes) { () throws(EtcdError) in
+          let revision = try await writing { () throws(EtcdError) in
             try await cluster.put(key, bytes, lease: lease, timeout: remaining())
           }
           observe(revision, ownKeyValue(bytes, revision: revision), own: true)
@@ -154,7 +166,7 @@ extension EtcdKeyStore {
     while true {
       let result: EtcdTxnResult
       do throws(EtcdError) {
-        result = try await writing(bytes) { () throws(EtcdError) in
+        result = try await writing { () throws(EtcdError) in
           try await cluster.txn(
             compare: [EtcdTxn.modRevisionEquals(key, base.modRevision)],
             success: [EtcdTxn.put(key, bytes, lease: lease)], failure: [EtcdTxn.range(key)],
@@ -163,7 +175,7 @@ extension EtcdKeyStore {
       } catch {
         // A transient failure may still commit (a leader without quorum keeps the entry in its
         // log and commits it once the followers are back): remember it as possibly ours.
-        if error.isTransient { markUnresolved(bytes) }
+        if error.isTransient { markUnresolved(bytes, over: base) }
         guard case .outcomeUnknown = error, lost < 3, ContinuousClock.now < deadline else {
           throw error
         }
@@ -177,24 +189,16 @@ extension EtcdKeyStore {
       }
       endWrite()
       let current = result.ranges.first?.first
-      // The watch may have recognised the stored version as ours already, between this
-      // compare and its answer (a late landing commits together with the compare that fails
-      // on it): then it is the newest version, and only our own writes came after `seen`.
-      let recognised =
-        current.map { self.base(derivedFrom: seen) == .stored($0.modRevision) } ?? false
-      if let current, current.value == bytes,
-        uncertain || recognised || state.withLock({ $0.unresolved.contains(bytes) })
-      {
+      let late = current.flatMap { unresolvedWrite(of: $0.value) }
+      if let current, current.value == bytes, uncertain || late != nil {
+        // This very write (resent after a lost answer, or an earlier attempt of it).
         observe(result.revision, current, own: true)
         return .written(.stored(current.modRevision))
       }
-      if let current, lateLandings < 3, current.modRevision != base.modRevision,
-        recognised
-          || (state.withLock({ $0.unresolved.contains(current.value) })
-            && self.base(derivedFrom: seen) == base)
-      {
-        // An earlier save of ours landed late over the version this one was derived from (or
-        // over our own writes since): ours, not someone else's. Go on over it.
+      if let current, let late, lateLandings < 3, late.over == base {
+        // An earlier save of ours whose outcome was unknown landed late, over the very version
+        // this one is conditional on: the key went from `base` straight to it, so nothing of
+        // anyone else's came between. Go on over it.
         observe(result.revision, current, own: true)
         lateLandings += 1
         base = .stored(current.modRevision)
@@ -219,9 +223,9 @@ extension EtcdKeyStore {
   private func base(
     of bytes: Data, derivedFrom seen: EtcdVersion?
   ) async throws(EtcdError) -> EtcdVersion? {
-    if let base = self.base(derivedFrom: seen) {
+    if let seen {
       let newest = state.withLock { $0.newest }
-      guard base.isAbsent, let newest, newest != base else { return base }
+      guard seen.isAbsent, let newest, newest != seen else { return seen }
       return nil
     }
     // Nothing seen yet (the load failed): only an absent key, or one that already holds

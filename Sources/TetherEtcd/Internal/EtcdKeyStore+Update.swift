@@ -53,7 +53,9 @@ extension EtcdKeyStore {
               let landed = uncertain[String(decoding: receipt.value, as: UTF8.self)]
             {
               observe(read.revision, keyValue)
-              return continuation.resume(returning: landed)
+              // The receipt was written in the same transaction as the value.
+              return continuation.resume(
+                returning: landed, version: EtcdVersion.stored(receipt.modRevision).shared)
             }
             publish(observe(read.revision, keyValue))
             current = (EtcdVersion(keyValue, at: read.revision), keyValue?.value)
@@ -82,7 +84,7 @@ extension EtcdKeyStore {
           let result: EtcdTxnResult
           do throws(EtcdError) {
             let base = current?.base.modRevision ?? 0
-            result = try await writing(bytes) { () throws(EtcdError) in
+            result = try await writing { () throws(EtcdError) in
               try await cluster.txn(
                 compare: [EtcdTxn.modRevisionEquals(key, base)],
                 success: [
@@ -100,7 +102,9 @@ extension EtcdKeyStore {
           }
           if result.succeeded {
             observe(result.revision, ownKeyValue(bytes, revision: result.revision), own: true)
-            return continuation.resume(returning: value)
+            // The reference takes the version as its own write: its next save writes over it.
+            return continuation.resume(
+              returning: value, version: EtcdVersion.stored(result.revision).shared)
           }
           endWrite()
           let keyValue = result.ranges.first?.first
@@ -108,7 +112,8 @@ extension EtcdKeyStore {
             let landed = uncertain[String(decoding: receipt.value, as: UTF8.self)]
           {
             observe(result.revision, keyValue)
-            return continuation.resume(returning: landed)
+            return continuation.resume(
+              returning: landed, version: EtcdVersion.stored(receipt.modRevision).shared)
           }
           publish(observe(result.revision, keyValue))
           current = (EtcdVersion(keyValue, at: result.revision), keyValue?.value)

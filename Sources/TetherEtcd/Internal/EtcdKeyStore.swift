@@ -16,25 +16,27 @@ import TetherSupport
 /// - `newest` is the newest version this process has seen (recorded before holders are told
 ///   of it, and handed to them as the value's `SharedVersion`). A deletion is a version of its
 ///   own (``EtcdVersion/absent(since:)``), never "0".
-/// - `othersNewest` is the newest version written by someone else; every version after it, up
-///   to `newest`, is this process's own. A save derived from a version in that run writes over
-///   `newest` (only our own writes came since); one derived from an older version writes over
-///   that older version, so its compare fails: it never saw the newer value. One derived from
-///   an older deletion is refused before etcd is asked, since etcd cannot tell deletions apart.
-///   This is not a copy of the reference's `VersionEngine`, which already makes each save
-///   conditional on the version the previous one resumed with: the engine hears only of the
-///   saves it asked for. This store also writes where no save resumes with a version — an
-///   `update` (its continuation carries none), the background retry of a save that failed
-///   transiently (`resolvedLater` carries none), and a write whose outcome was unknown landing
-///   late (no continuation at all) — and the engine's next save must write over those, not
-///   fail on them. While only the saves the engine asked for wrote, the run gives back
-///   exactly their condition.
-/// - `unresolved` holds the bytes of writes whose outcome is unknown (they may still land):
-///   a version holding them that appears later is this process's own, not someone else's.
-///   No version is known for them, so nothing but their bytes can recognise them.
-/// - `inFlight` holds the bytes of the write in flight until its answer is recorded: its watch
-///   event can arrive first. The engine holds such a delivery back for its own saves, but not
-///   for an `update`'s or a background retry's writes, which it does not hear of.
+/// - Which version a save is conditional on is the reference's `VersionEngine`'s decision
+///   (`SaveContinuation.versionNow`, asked when the write starts, so that a save queued behind
+///   a background retry builds on the retry's write), never this store's: the engine hears of
+///   every write this store makes for its holders, with its version — a save's resume, an
+///   `update`'s (`UpdateContinuation`'s versioned resume), a background retry's
+///   (`SaveContinuation.resolvedLater(with:version:)`), and a write whose outcome was unknown
+///   that lands late (`SharedSubscriber.yieldOwnWrite(version:)`). The store keeps no version
+///   chain of its own; it only refuses, before etcd is asked, a save derived from a deletion
+///   older than the newest version known (etcd's compare cannot tell deletions apart).
+/// - `unresolved` holds the writes whose outcome is unknown (they may still land). This is not
+///   version bookkeeping: such a write has no version until it lands, and then only its bytes
+///   tell it from someone else's (the version it compared against says whether the key went
+///   straight from that version to it). A version holding them that appears later is told to
+///   the holders as their own write's (``Change/ownWrite(_:)``: at once, never held behind a
+///   write, and again by a load before it answers with that version), and a save whose compare
+///   fails on it writes over it. A write of ours that lands empties it: the others compared
+///   against versions that are gone.
+/// - While a write is in flight (`writeInFlight`), changes observed (watch events, reads) wait
+///   for its answer: its own echo can arrive first. Once it is recorded, those at or below its
+///   revision are its echo or were overwritten by it, and are dropped; the others are told. A
+///   write that did not land tells them all. This needs no bytes: the answer gives the revision.
 /// - Holders hear of changes in revision order (`published`): never an older value after a
 ///   newer one, whichever task observed them.
 /// - Writes (saves, updates, the final lease revoke) run one at a time, in call order.
@@ -70,15 +72,13 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
     /// Background retries of failed saves waiting for their back-off (not in `writes` yet).
     var retriesWaiting = 0
     var wroteReceipt = false
-    /// The newest version written by someone else: every later one known is this process's
-    /// own (see the invariants above).
-    var othersNewest: EtcdVersion?
-    /// Bytes of saves whose outcome is unknown, oldest first (see the invariants above).
-    var unresolved: [Data] = []
-    /// The bytes of the write in flight: its watch event may arrive before its answer, and
-    /// must not be taken for someone else's change (or handed back to the holders, whose
-    /// value may already be newer).
-    var inFlight: Data?
+    /// Writes of this process whose outcome is unknown, oldest first (see the invariants
+    /// above).
+    var unresolved: [Unresolved] = []
+    /// Whether a write is in flight: changes observed meanwhile wait in `heldDuringWrite` for
+    /// its answer (see the invariants above).
+    var writeInFlight = false
+    var heldDuringWrite: [Change] = []
   }
   /// Everything above, under one lock: the extensions in the other files read and write it
   /// only through `withLock`.
@@ -120,14 +120,25 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
     case deleted(EtcdVersion)
     case value(Value, EtcdVersion)
     case undecodable(any Error, revision: Int64)
+    /// A write of this process's whose outcome was unknown landed late, at this version: the
+    /// holders keep their value and take the version as their own write's.
+    case ownWrite(EtcdVersion)
 
     /// The revision holders hear of it at: they never hear of an older one after it.
     var revision: Int64 {
       switch self {
-      case .deleted(let version), .value(_, let version): version.revision
+      case .deleted(let version), .value(_, let version), .ownWrite(let version):
+        version.revision
       case .undecodable(_, let revision): revision
       }
     }
+  }
+
+  /// A write whose outcome is unknown: its bytes, and the version its compare was on (`nil`:
+  /// none). If it lands, the key goes from `over` straight to it.
+  struct Unresolved: Sendable {
+    var bytes: Data
+    var over: EtcdVersion?
   }
 
   /// How many unresolved writes are remembered; older ones can no longer land once a newer
@@ -144,21 +155,23 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
   func observe(_ revision: Int64, _ keyValue: EtcdKeyValue?, own: Bool = false) -> Change? {
     let version = EtcdVersion(keyValue, at: revision)
     if own {
-      state.withLock { state in
-        // From here the version is recorded, so its watch event is recognised by revision.
-        state.inFlight = nil
+      let held = state.withLock { state -> [Change] in
         // A write that landed: the earlier ones whose outcome was unknown compared against
         // versions that are gone now, so they can no longer land.
         state.unresolved.removeAll()
-        guard revision > state.knownAt else { return }
-        state.knownAt = revision
-        if state.othersNewest == nil { state.othersNewest = state.newest }
-        state.newest = version
-        state.stored = keyValue?.value
+        if revision > state.knownAt {
+          state.knownAt = revision
+          state.newest = version
+          state.stored = keyValue?.value
+        }
+        return releaseHeld(&state)
       }
+      // Changes seen during the write at or below its revision are its echo, or were
+      // overwritten by it.
+      for change in held where change.revision > revision { publish(change) }
       return nil
     }
-    let change: Change =
+    let decoded: Change =
       switch keyValue.map({ value(from: $0.value) }) {
       case nil: .deleted(version)
       case .success(let value): .value(value, version)
@@ -172,44 +185,41 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
       if version == state.newest || (version.isAbsent && state.newest?.isAbsent == true) {
         return nil
       }
-      if let keyValue, keyValue.value == state.inFlight || state.unresolved.contains(keyValue.value)
+      var change = decoded
+      if let keyValue,
+        let index = state.unresolved.firstIndex(where: { $0.bytes == keyValue.value })
       {
-        // The write in flight seen before its answer, or an earlier write of ours whose
-        // outcome was unknown landing late: ours, and holders already have it or newer.
-        if let index = state.unresolved.firstIndex(of: keyValue.value) {
-          state.unresolved.removeFirst(index + 1)
-        }
-        if state.othersNewest == nil { state.othersNewest = state.newest }
-        state.newest = version
-        state.stored = keyValue.value
-        return nil
+        // An earlier write of ours whose outcome was unknown, landing late: the ones before it
+        // compared against versions that are gone now. It stays known (a save's failed compare
+        // may still meet it) until a write of ours lands.
+        state.unresolved.removeFirst(index)
+        change = .ownWrite(version)
+      } else if case .undecodable = decoded {
+        // Known, but never the base of a save.
+        return decoded
       }
-      // Someone else's version: every save derived from an older one must now fail.
-      state.othersNewest = version
-      if case .undecodable = change { return change }
       state.newest = version
       state.stored = keyValue?.value
-      return change
+      // Told at once, even during a write: it carries no value, and a load may answer with
+      // its version before the write ends.
+      if case .ownWrite = change { return change }
+      guard state.writeInFlight else { return change }
+      state.heldDuringWrite.append(change)
+      return nil
     }
+  }
+
+  /// The changes held during the write in flight, which ends.
+  func releaseHeld(_ state: inout State) -> [Change] {
+    defer {
+      state.writeInFlight = false
+      state.heldDuringWrite = []
+    }
+    return state.heldDuringWrite
   }
 
   func observe(_ event: EtcdEvent) -> Change? {
     observe(event.keyValue.modRevision, event.kind == .put ? event.keyValue : nil)
-  }
-
-  /// The version a save derived from `version` must find stored: the newest one when only
-  /// this process's own writes came after `version`, else `version` itself (whose compare then
-  /// fails: the save never saw the newer value). `nil` when nothing was ever seen.
-  func base(derivedFrom version: EtcdVersion?) -> EtcdVersion? {
-    state.withLock { state in
-      guard let version else { return nil }
-      if let start = state.othersNewest, let newest = state.newest,
-        version.revision >= start.revision, version.revision <= newest.revision
-      {
-        return newest
-      }
-      return version
-    }
   }
 
   /// Decodes stored bytes, unless there are more than ``maximumValueSize`` of them.
@@ -250,6 +260,7 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
         subscriber.yieldReturningInitialValue(version: version.shared)
       case .value(let value, let version): subscriber.yield(value, version: version.shared)
       case .undecodable(let error, _): subscriber.yield(throwing: error)
+      case .ownWrite(let version): subscriber.yieldOwnWrite(version: version.shared)
       }
     }
   }
@@ -283,11 +294,22 @@ final class EtcdKeyStore<Value: Sendable>: Sendable {
   func load() async throws(EtcdError) -> (EtcdVersion, Data?) {
     let (revision, keyValue) = try await read(publishing: false)
     let read = EtcdVersion(keyValue, at: revision)
-    return state.withLock { state in
-      guard let newest = state.newest else { return (read, keyValue?.value) }
+    let (answer, subscriber, own) = state.withLock { state in
+      // A late-landing write of ours, the read's or the watch's (whose tell may still be on
+      // its way), is told here first: the holders must know its version as theirs before the
+      // load answers with it, or they would take its older value for someone else's.
+      let unresolved = state.unresolved
+      let own = { (bytes: Data?) in unresolved.contains { $0.bytes == bytes } }
+      guard let newest = state.newest else {
+        return ((read, keyValue?.value), state.subscriber, own(keyValue?.value))
+      }
       // A version that does not decode is never `newest`: the load reports it.
-      if let keyValue, keyValue.modRevision > newest.revision { return (read, keyValue.value) }
-      return (newest, state.stored)
+      if let keyValue, keyValue.modRevision > newest.revision {
+        return ((read, keyValue.value), state.subscriber, own(keyValue.value))
+      }
+      return ((newest, state.stored), state.subscriber, own(state.stored))
     }
+    if own, answer.1 != nil { subscriber?.yieldOwnWrite(version: answer.0.shared) }
+    return answer
   }
 }

@@ -1,8 +1,9 @@
 // libFuzzer harness for `VersionEngine`: one holder's engine against a model store with
 // numbered revisions, where each input byte is one event (a local change, the store answering
 // the save in flight, that answer reaching the engine, another client's write or deletion, an
-// announcement delivered, a load started or answered, an atomic update of the holder's), chosen
-// among those that make sense now.
+// announcement delivered, a load started or answered, an atomic update of the holder's, the
+// write of a failed save landing after all: its background retry, or a write whose outcome was
+// unknown landing late), chosen among those that make sense now.
 // The store announces every write, the holder's own included, in order, and answers loads
 // from the moment they start (the stalest a load can be).
 // After every event (a violation traps, which libFuzzer reports as a crash):
@@ -42,6 +43,12 @@ struct Model {
   var pendingSeenExternal: Int?
   /// The save in flight: its condition, what its change had seen, and the store's answer.
   var inFlight: (condition: SharedVersion?, seenExternal: Int, answer: VersionEngine.SaveEnd?)?
+  /// The last save that failed (its condition and what its change had seen): the key may still
+  /// write it, conditionally, outside the save queue.
+  var failedSave: (condition: SharedVersion?, seenExternal: Int)?
+  /// Own writes of a failed save that landed, not told to the engine yet (the key tells them
+  /// in order, before a load answers with one of them).
+  var untold: [SharedVersion] = []
   var lastOrdinal: Int64?
 
   var current: SharedVersion {
@@ -67,6 +74,10 @@ struct Model {
       answerLoad(changedLocally: byte & 0x10 != 0)
     case 13:
       atomicUpdate()
+    case 14:
+      failedSaveLands(toldAtOnce: byte & 0x10 == 0)
+    case 15:
+      tellOwnWrite()
     default:
       break
     }
@@ -96,13 +107,7 @@ struct Model {
       inFlight?.answer = .failed
       return
     }
-    let accepted: Bool
-    switch save.condition {
-    case nil: accepted = true
-    case let condition? where condition.isAbsent: accepted = !present
-    case let condition?: accepted = condition.number == Int64(revision)
-    }
-    guard accepted else {
+    guard accepts(save.condition) else {
       let stored = refusalHandsOver ? current : nil
       inFlight?.answer = .refused(stored: stored, handedOver: refusalHandsOver)
       return
@@ -120,9 +125,19 @@ struct Model {
     inFlight?.answer = .saved(SharedVersion(revision))
   }
 
+  /// Whether the store accepts a write conditional on `condition` now.
+  func accepts(_ condition: SharedVersion?) -> Bool {
+    switch condition {
+    case nil: true
+    case let condition? where condition.isAbsent: !present
+    case let condition?: condition.number == Int64(revision)
+    }
+  }
+
   mutating func endSave() {
     guard let save = inFlight, let answer = save.answer else { return }
     inFlight = nil
+    if case .failed = answer { failedSave = (save.condition, save.seenExternal) }
     if case .saved(let written?) = answer {
       seenRevision = max(seenRevision, Int(written.ordinal!))
     }
@@ -151,6 +166,35 @@ struct Model {
     took(version)
   }
 
+  /// The last failed save's write lands after all, if its compare still holds (a background
+  /// retry, or a write whose outcome was unknown). The key tells the engine of it as its own
+  /// (`resolvedLater(with:version:)`, `yieldOwnWrite(version:)`) at once, announcing it like any
+  /// write, or later (`tellOwnWrite`), its echo suppressed meanwhile, as the etcd store does;
+  /// someone else's writes may be delivered before it is told.
+  mutating func failedSaveLands(toldAtOnce: Bool) {
+    guard let save = failedSave else { return }
+    failedSave = nil
+    guard accepts(save.condition) else { return }
+    if let condition = save.condition, !condition.isAbsent, !ownRevisions.contains(revision) {
+      precondition(revision <= save.seenExternal, "a retry overwrote a write never seen")
+    }
+    revision += 1
+    present = true
+    ownRevisions.insert(revision)
+    seenRevision = max(seenRevision, revision)
+    if toldAtOnce {
+      announcements.append(SharedVersion(revision))
+      engine.ownWriteLanded(at: SharedVersion(revision))
+    } else {
+      untold.append(SharedVersion(revision))
+    }
+  }
+
+  mutating func tellOwnWrite() {
+    guard !untold.isEmpty else { return }
+    engine.ownWriteLanded(at: untold.removeFirst())
+  }
+
   mutating func externalWrite(delete: Bool) {
     revision += 1
     present = !delete
@@ -166,6 +210,9 @@ struct Model {
   mutating func answerLoad(changedLocally: Bool) {
     guard !loads.isEmpty else { return }
     let load = loads.removeFirst()
+    if let number = load.read.ordinal {
+      while let first = untold.first, first.ordinal! <= number { tellOwnWrite() }
+    }
     arrive(load.read, loadStartedAt: load.startedAt, changedLocally: changedLocally)
   }
 
