@@ -31,9 +31,8 @@ final class EventLoop: @unchecked Sendable {
   // @unchecked Sendable: `inbox` and `threadID` are `Lock`s; every other stored property is
   // touched only on `thread`, the loop itself.
   private let inbox = Lock(Inbox())
-  private let wakeRead: Int32
-  private let wakeWrite: Int32
   private let poller: Poller
+  private let waker: Waker
   private var handlers: [UInt64: any EventLoopHandler] = [:]
   private var nextToken: UInt64 = 1
   private var timers = TimerQueue()
@@ -53,14 +52,7 @@ final class EventLoop: @unchecked Sendable {
   init(name: String) throws(EngineFailure) {
     self.name = name
     poller = try Poller()
-    var pipeEnds: [Int32] = [0, 0]
-    guard pipe(&pipeEnds) == 0 else { throw EngineFailure("pipe failed: \(errno)") }
-    wakeRead = pipeEnds[0]
-    wakeWrite = pipeEnds[1]
-    for descriptor in pipeEnds {
-      _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
-      _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
-    }
+    waker = try Waker(edgeTriggered: poller.canTriggerOnEdges)
     let thread = Thread { [self] in run() }
     thread.name = name
     thread.stackSize = 1 << 20
@@ -80,10 +72,7 @@ final class EventLoop: @unchecked Sendable {
       defer { inbox.wakePending = true }
       return !inbox.wakePending
     }
-    if mustWake {
-      var byte: UInt8 = 1
-      _ = write(wakeWrite, &byte, 1)
-    }
+    if mustWake { waker.wake() }
   }
 
   // MARK: - Registrations (loop thread only)
@@ -129,10 +118,11 @@ final class EventLoop: @unchecked Sendable {
     // /proc show.
     KernelThreadName.set(name)
     let wakeToken: UInt64 = 0
-    poller.set(wakeRead, token: wakeToken, read: true, write: false)
+    poller.set(
+      waker.descriptor, token: wakeToken, read: true, write: false,
+      edgeTriggered: waker.isEdgeTriggered)
     var events: [PollerEvent] = []
     events.reserveCapacity(256)
-    var drain = [UInt8](repeating: 0, count: 64)
     var work: [@Sendable () -> Void] = []
     while true {
       var timeout: Int32 = -1
@@ -145,13 +135,9 @@ final class EventLoop: @unchecked Sendable {
       polls += 1
       for event in events {
         if event.token == wakeToken {
-          // Empty the pipe before clearing the flag: a producer that still sees the flag set
-          // knows its work is drained below, one that sees it clear writes a new byte.
-          // A producer writes one byte per wake-up, so a short read emptied the pipe: no
-          // second read just to hear EAGAIN.
-          while drain.withUnsafeMutableBytes({ read(wakeRead, $0.baseAddress, $0.count) })
-            == drain.count
-          {}
+          // Consume the wake-up before clearing the flag: a producer that still sees the flag
+          // set knows its work is taken below, one that sees it clear wakes the loop again.
+          waker.drain()
           inbox.withLock { $0.wakePending = false }
           continue
         }
