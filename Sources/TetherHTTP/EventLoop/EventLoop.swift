@@ -123,7 +123,7 @@ final class EventLoop: @unchecked Sendable {
       edgeTriggered: waker.isEdgeTriggered)
     var events: [PollerEvent] = []
     events.reserveCapacity(256)
-    var work: [@Sendable () -> Void] = []
+    var taken: [@Sendable () -> Void] = []
     while true {
       var timeout: Int32 = -1
       if let next = timers.nextDeadline {
@@ -148,10 +148,10 @@ final class EventLoop: @unchecked Sendable {
       handledPolls = polls
       // Taken out first: a timer's work may schedule another timer.
       for work in timers.takeDue(now: Monotonic.now) { work() }
-      // The inbox's array and `work` trade places: taken without a copy or a new array.
-      inbox.withLock { swap(&$0.work, &work) }
-      for item in work { item() }
-      work.removeAll(keepingCapacity: true)
+      // The inbox's array and `taken` trade places: no copy, no new array.
+      inbox.withLock { swap(&$0.work, &taken) }
+      for item in taken { item() }
+      taken.removeAll(keepingCapacity: true)
     }
   }
 }
