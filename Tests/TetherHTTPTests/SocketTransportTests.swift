@@ -199,6 +199,22 @@ import TetherSupport
     #expect(try await get(api, "/a").status == 200)
   }
 
+  @Test func aPostAfterTheServerClosedTheIdleConnectionGoesOutOnANewOne() async throws {
+    let server = try TestHTTPServer()
+    let api = client(server)
+    for round in 1...3 {
+      // Answered without `Connection: close`, then closed: the client kept it for reuse. A
+      // POST is never sent twice, so one sent on the closed connection would fail.
+      server.inject(.rawResponse("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi"), at: "/post")
+      let response = try await api.response(
+        for: HTTPRequest(method: .post, url: server.url(for: "/post"), body: Data("{}".utf8)))
+      #expect(response.body == Data("hi".utf8))
+      #expect(server.requestCount(at: "/post") == round)
+      try await waitUntil("the server closed the connection") { server.openConnectionCount == 0 }
+    }
+    #expect(server.connectionCount == 3)
+  }
+
   @Test func aSeeOtherAfterAPostContinuesWithAGet() async throws {
     let server = try TestHTTPServer()
     server.inject(.status(303, headers: ["Location": "/result"]), at: "/form")

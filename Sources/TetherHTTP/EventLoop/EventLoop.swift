@@ -31,9 +31,8 @@ final class EventLoop: @unchecked Sendable {
   // @unchecked Sendable: `inbox` and `threadID` are `Lock`s; every other stored property is
   // touched only on `thread`, the loop itself.
   private let inbox = Lock(Inbox())
-  private let wakeRead: Int32
-  private let wakeWrite: Int32
   private let poller: Poller
+  private let waker: Waker
   private var handlers: [UInt64: any EventLoopHandler] = [:]
   private var nextToken: UInt64 = 1
   private var timers = TimerQueue()
@@ -42,18 +41,18 @@ final class EventLoop: @unchecked Sendable {
   /// The buffer every socket on this loop reads into, one read at a time (loop thread only).
   /// Loops live as long as the process, so it is never freed.
   let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 16)
+  /// Polls of the sockets so far, counted as each returns (loop thread only).
+  private(set) var polls: UInt64 = 0
+  /// Polls whose every readiness report has been handled (loop thread only): once it reaches
+  /// `n`, whatever input a socket watched for reading held when poll `n` began has been seen
+  /// by its handler. A connection uses it to know its idle socket is quiet without asking
+  /// the kernel again.
+  private(set) var handledPolls: UInt64 = 0
 
   init(name: String) throws(EngineFailure) {
     self.name = name
     poller = try Poller()
-    var pipeEnds: [Int32] = [0, 0]
-    guard pipe(&pipeEnds) == 0 else { throw EngineFailure("pipe failed: \(errno)") }
-    wakeRead = pipeEnds[0]
-    wakeWrite = pipeEnds[1]
-    for descriptor in pipeEnds {
-      _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
-      _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
-    }
+    waker = try Waker(edgeTriggered: poller.canTriggerOnEdges)
     let thread = Thread { [self] in run() }
     thread.name = name
     thread.stackSize = 1 << 20
@@ -73,10 +72,7 @@ final class EventLoop: @unchecked Sendable {
       defer { inbox.wakePending = true }
       return !inbox.wakePending
     }
-    if mustWake {
-      var byte: UInt8 = 1
-      _ = write(wakeWrite, &byte, 1)
-    }
+    if mustWake { waker.wake() }
   }
 
   // MARK: - Registrations (loop thread only)
@@ -122,10 +118,12 @@ final class EventLoop: @unchecked Sendable {
     // /proc show.
     KernelThreadName.set(name)
     let wakeToken: UInt64 = 0
-    poller.set(wakeRead, token: wakeToken, read: true, write: false)
+    poller.set(
+      waker.descriptor, token: wakeToken, read: true, write: false,
+      edgeTriggered: waker.isEdgeTriggered)
     var events: [PollerEvent] = []
     events.reserveCapacity(256)
-    var drain = [UInt8](repeating: 0, count: 64)
+    var taken: [@Sendable () -> Void] = []
     while true {
       var timeout: Int32 = -1
       if let next = timers.nextDeadline {
@@ -134,15 +132,12 @@ final class EventLoop: @unchecked Sendable {
       }
       events.removeAll(keepingCapacity: true)
       poller.wait(timeout: timeout, into: &events)
+      polls += 1
       for event in events {
         if event.token == wakeToken {
-          // Empty the pipe before clearing the flag: a producer that still sees the flag set
-          // knows its work is drained below, one that sees it clear writes a new byte.
-          // A producer writes one byte per wake-up, so a short read emptied the pipe: no
-          // second read just to hear EAGAIN.
-          while drain.withUnsafeMutableBytes({ read(wakeRead, $0.baseAddress, $0.count) })
-            == drain.count
-          {}
+          // Consume the wake-up before clearing the flag: a producer that still sees the flag
+          // set knows its work is taken below, one that sees it clear wakes the loop again.
+          waker.drain()
           inbox.withLock { $0.wakePending = false }
           continue
         }
@@ -150,13 +145,13 @@ final class EventLoop: @unchecked Sendable {
         handlers[event.token]?.handleReadiness(
           readable: event.readable, writable: event.writable)
       }
+      handledPolls = polls
       // Taken out first: a timer's work may schedule another timer.
       for work in timers.takeDue(now: Monotonic.now) { work() }
-      let work = inbox.withLock { inbox -> [@Sendable () -> Void] in
-        defer { inbox.work.removeAll(keepingCapacity: true) }
-        return inbox.work
-      }
-      for item in work { item() }
+      // The inbox's array and `taken` trade places: no copy, no new array.
+      inbox.withLock { swap(&$0.work, &taken) }
+      for item in taken { item() }
+      taken.removeAll(keepingCapacity: true)
     }
   }
 }

@@ -49,8 +49,16 @@ final class Poller {
     if epollDescriptor >= 0 { close(epollDescriptor) }
   }
 
-  /// Sets what `descriptor` waits for; with neither, it waits for nothing.
-  func set(_ descriptor: Int32, token: UInt64, read: Bool, write: Bool) {
+  /// Whether ``set(_:token:read:write:edgeTriggered:)`` can watch a descriptor
+  /// edge-triggered (epoll can, `poll(2)` cannot).
+  var canTriggerOnEdges: Bool { epoll != nil }
+
+  /// Sets what `descriptor` waits for; with neither, it waits for nothing. `edgeTriggered`
+  /// (only where ``canTriggerOnEdges``): reported once per change of its state, not for as
+  /// long as it stays ready.
+  func set(
+    _ descriptor: Int32, token: UInt64, read: Bool, write: Bool, edgeTriggered: Bool = false
+  ) {
     let previous = interest[descriptor]
     if !read && !write {
       interest[descriptor] = nil
@@ -65,7 +73,9 @@ final class Poller {
     interest[descriptor] = (token, read, write)
     guard let epoll else { return }
     var event = [UInt8](repeating: 0, count: EpollFunctions.eventSize)
-    let mask: UInt32 = (read ? EpollFunctions.input : 0) | (write ? EpollFunctions.output : 0)
+    let mask: UInt32 =
+      (read ? EpollFunctions.input : 0) | (write ? EpollFunctions.output : 0)
+      | (edgeTriggered ? EpollFunctions.edgeTriggered : 0)
     event.withUnsafeMutableBytes { raw in
       raw.storeBytes(of: mask, toByteOffset: 0, as: UInt32.self)
       raw.storeBytes(of: token, toByteOffset: EpollFunctions.dataOffset, as: UInt64.self)
@@ -133,6 +143,7 @@ private struct EpollFunctions: @unchecked Sendable {
   static let output: UInt32 = 0x004
   static let error: UInt32 = 0x008
   static let hangup: UInt32 = 0x010
+  static let edgeTriggered: UInt32 = 1 << 31
   static let add: Int32 = 1
   static let delete: Int32 = 2
   static let modify: Int32 = 3

@@ -3,9 +3,8 @@ import Foundation
 /// One HTTP/1.1 connection over a non-blocking TCP socket, driven by its ``EventLoop``: the
 /// small, dumb driver of ``HTTP1ConnectionStateMachine``. It connects (``TCPConnector``), opens
 /// a proxy's `CONNECT` tunnel and runs TLS when its ``ConnectionRoute`` says so, writes one
-/// exchange's request while reading its answer — so an early answer such as a 413 to a large
-/// upload arrives while the body is still being sent — and parses the answer with
-/// ``HTTP1ResponseParser``.
+/// exchange's request while reading its answer (an early answer, such as a 413 to a large
+/// upload, arrives while the body is still being sent) and parses it with ``HTTP1ResponseParser``.
 ///
 /// The connect timeout covers everything before `idle`. Other timeouts belong to the owner
 /// (the connection has no idea how long a request may take); an owner ends a slow exchange
@@ -44,6 +43,9 @@ final class HTTP1Connection: EventLoopHandler, @unchecked Sendable {
   private var requestURL: URL?
   private var message: [UInt8] = []
   private var parser = HTTP1ResponseParser()
+  /// The first poll begun after the connection last went idle: once the loop has handled it,
+  /// the idle socket (watched for reading) held nothing then, or that ended the connection.
+  private var quietAfterPoll = UInt64.max
   /// The request's URL as errors show it, worked out only when one is needed.
   private var url: String { requestURL.map(HTTPError.redacted) ?? origin }
 
@@ -61,9 +63,6 @@ final class HTTP1Connection: EventLoopHandler, @unchecked Sendable {
     connector?.cancel()
     stream?.close()
   }
-
-  /// Whether the connection has served an exchange already (it is a kept-alive one).
-  var isReused: Bool { machine.isReused }
 
   // MARK: - What the owner calls
 
@@ -97,9 +96,11 @@ final class HTTP1Connection: EventLoopHandler, @unchecked Sendable {
   /// request in errors; `isHead` says the answer has no body.
   func execute(_ message: [UInt8], url: URL, isHead: Bool, sink: any ExchangeSink) {
     // A kept-alive connection the server closed, or with stray bytes waiting (a late part of
-    // an earlier answer would be read as this one's): nothing is sent on it.
+    // an earlier answer would be read as this one's): nothing is sent on it. The socket is
+    // asked only before the loop has polled it idle.
     let quiet =
       machine.state != .idle || !machine.isReused
+      || (loop.handledPolls >= quietAfterPoll && stream?.bufferedByteCount == 0)
       || stream?.isQuietWhileIdle(scratch: loop.readBuffer) == true
     let action = machine.startExchange(length: message.count, quiet: quiet)
     if case .startExchange = action {
@@ -145,8 +146,7 @@ final class HTTP1Connection: EventLoopHandler, @unchecked Sendable {
   private func perform(_ action: HTTP1ConnectionStateMachine.Action) {
     switch action {
     case .none, .connect, .deliverHead, .deliverBody:
-      // `connect` is performed by `connect(timeout:)`, deliveries by `deliver(_:)`.
-      break
+      break  // `connect(timeout:)` and `deliver(_:)` perform these.
     case .openTunnel:
       guard let request = route.tunnelRequest else { return }
       tunnel = ProxyTunnel(request: request)
@@ -188,6 +188,7 @@ final class HTTP1Connection: EventLoopHandler, @unchecked Sendable {
     case .finishExchange(let reusable):
       sink = nil
       message = []
+      if reusable { quietAfterPoll = loop.polls + 1 }
       if reusable { updateInterest() } else { closeStream() }
       owner?.exchangeFinished(self, reusable: reusable)
     case .failExchange(let failure, let reusedAndSilent):
@@ -258,8 +259,6 @@ final class HTTP1Connection: EventLoopHandler, @unchecked Sendable {
     loop.cancel(connectTimer)
     connectTimer = nil
   }
-
-  // MARK: - Idle
 
   /// Readable while idle: the server closed it (or sent bytes nobody asked for), or, over
   /// TLS, sent session tickets, which leave the connection idle.

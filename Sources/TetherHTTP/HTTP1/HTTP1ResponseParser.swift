@@ -55,6 +55,9 @@ struct HTTP1ResponseParser {
   init(maximumHeadSize: Int = 64 << 10, isHeadRequest: Bool = false) {
     self.maximumHeadSize = max(256, maximumHeadSize)
     self.isHeadRequest = isHeadRequest
+    // Room for a usual head at once: growing step by step costs allocations and rehashes.
+    line.reserveCapacity(256)
+    headers.reserveCapacity(12)
   }
 
   /// Whether the head has arrived.
@@ -73,6 +76,7 @@ struct HTTP1ResponseParser {
   /// ignored and set ``hasTrailingBytes``: the answer is kept, the connection is not reused.
   mutating func feed(_ bytes: some Collection<UInt8>) throws(Failure) -> [Event] {
     var events: [Event] = []
+    events.reserveCapacity(3)  // head, body, end: a whole small answer in one allocation
     var index = bytes.startIndex
     while index != bytes.endIndex {
       switch stage {
@@ -308,8 +312,9 @@ struct HTTP1ResponseParser {
       headSize = 0
       return
     }
-    let connection = headers["connection"]?.lowercased() ?? ""
-    let tokens = connection.split(separator: ",").map(Self.trimmingBlanks)
+    // Most answers have no `Connection` header: then nothing is split (nor allocated).
+    let tokens = (headers["connection"]?.lowercased().split(separator: ",") ?? [])
+      .map(Self.trimmingBlanks)
     keepAlive = isHTTP10 ? tokens.contains("keep-alive") : !tokens.contains("close")
     events.append(.head(status: status, headers: headers))
     headSize = 0

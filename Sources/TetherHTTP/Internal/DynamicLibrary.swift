@@ -9,9 +9,10 @@ import Darwin
 /// A shared library opened with `dlopen`, or the process's own symbols, and the C functions
 /// looked up in it with `dlsym`.
 ///
-/// The one place that loads code at run time: epoll (``Poller``) and `pthread_setname_np`
-/// (``KernelThreadName``), which the toolchain's Glibc module does not export, and OpenSSL
-/// (``OpenSSLLibrary``), so that building Tether needs no header, package or link flag.
+/// The one place that loads code at run time: epoll (``Poller``), `eventfd` (``Waker``) and
+/// `pthread_setname_np` (``KernelThreadName``), which the toolchain's Glibc module does not
+/// export, and OpenSSL (``OpenSSLLibrary``), so that building Tether needs no header, package
+/// or link flag.
 /// Libraries are never closed: a function taken from one lives as long as the process.
 struct DynamicLibrary: @unchecked Sendable {
   // @unchecked Sendable: an immutable opaque handle; `dlsym` may be called from any thread.
