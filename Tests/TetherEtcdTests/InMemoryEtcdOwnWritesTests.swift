@@ -33,10 +33,7 @@ import TetherTesting
       etcd.stored(key) == "2" && $value.saveError == nil
     }
     // Conditional on the retry's write: not refused as a conflict with it.
-    $value.withLock { $0 = 3 }
-    try await $value.save()
-    #expect(etcd.stored(key) == "3")
-    #expect($value.saveError == nil)
+    try await saveWritesOver($value, 3, at: key)
     // Still conditional: someone else's write made while the body ran is not overwritten.
     $value.withLock { value in
       etcd.put(key, "7")
@@ -75,10 +72,18 @@ import TetherTesting
     try await waitUntil("the newest change written", timeout: .seconds(20)) {
       etcd.stored(key) == "3" && $value.saveError == nil
     }
-    $value.withLock { $0 = 4 }
-    try await $value.save()
-    #expect(etcd.stored(key) == "4")
-    #expect($value.saveError == nil)
+    try await saveWritesOver($value, 4, at: key)
     #expect(seen.all == [1, 2, 3, 4], "the holder's values: \(seen.all)")
+  }
+
+  /// Changes the holder to `newValue` and saves: the save succeeds and etcd stores it.
+  private func saveWritesOver(
+    _ holder: Shared<Int>, _ newValue: Int, at key: String,
+    sourceLocation: SourceLocation = #_sourceLocation
+  ) async throws {
+    holder.withLock { $0 = newValue }
+    try await holder.save()
+    #expect(etcd.stored(key) == "\(newValue)", sourceLocation: sourceLocation)
+    #expect(holder.saveError == nil, sourceLocation: sourceLocation)
   }
 }

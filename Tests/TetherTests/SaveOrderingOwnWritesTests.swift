@@ -37,43 +37,47 @@ struct SaveOrderingOwnWritesTests {
     }
   }
 
+  /// A holder of a ``HeldSaveKey`` that loaded 1 (version 1), changed to 2, and whose save
+  /// of 2 the key now holds (`saves[0]`).
+  static func firstSaveHeld(_ saves: Saves) async throws -> Shared<Int> {
+    let value = Shared(wrappedValue: 0, HeldSaveKey(saves: saves))
+    try await waitUntil("loaded") { value.wrappedValue == 1 }
+    value.withLock { $0 = 2 }
+    try await waitUntil("the first save") { saves.count == 1 }
+    return value
+  }
+
   /// A save made while the key's background retry of the previous one was being written (the
   /// key queues it behind the retry) asks again when it writes: the retry's version, not the
   /// one it was handed, so it is not refused as a conflict with its own retry's write.
   @Test func aSaveQueuedBehindABackgroundRetryWritesOverTheRetry() async throws {
     let saves = Saves()
-    @Shared(HeldSaveKey(saves: saves)) var value = 0
-    try await waitUntil("loaded") { value == 1 }
-    $value.withLock { $0 = 2 }
-    try await waitUntil("the first save") { saves.count == 1 }
+    let value = try await Self.firstSaveHeld(saves)
     #expect(saves[0].versionNow == SharedVersion(1))
     saves[0].resume(throwing: CancellationError())
-    $value.withLock { $0 = 3 }
+    value.withLock { $0 = 3 }
     try await waitUntil("the second save") { saves.count == 2 }
     #expect(saves[1].version == SharedVersion(1))
     saves[0].resolvedLater(with: .success(()), version: SharedVersion(2))
     #expect(saves[1].versionNow == SharedVersion(2), "its own retry's write is its basis")
-    #expect($value.saveError == nil)
+    #expect(value.saveError == nil)
     saves[1].resume(version: SharedVersion(3))
-    #expect(value == 3)
-    #expect($value.saveError == nil)
+    #expect(value.wrappedValue == 3)
+    #expect(value.saveError == nil)
   }
 
   /// A write whose outcome was unknown, landing late, is told through the subscriber: the
   /// holders keep their value, and the next save is conditional on it.
   @Test func aLateLandingToldByTheSubscriberIsTheBasisOfTheNextSave() async throws {
     let saves = Saves()
-    @Shared(HeldSaveKey(saves: saves)) var value = 0
-    try await waitUntil("loaded") { value == 1 }
-    $value.withLock { $0 = 2 }
-    try await waitUntil("the first save") { saves.count == 1 }
+    let value = try await Self.firstSaveHeld(saves)
     saves[0].resume(throwing: CancellationError())
     saves.subscriber.withLock { $0 }?.yieldOwnWrite(version: SharedVersion(2))
-    #expect(value == 2)
-    $value.withLock { $0 = 3 }
+    #expect(value.wrappedValue == 2)
+    value.withLock { $0 = 3 }
     try await waitUntil("the second save") { saves.count == 2 }
     #expect(saves[1].version == SharedVersion(2))
     saves[1].resume(version: SharedVersion(3))
-    #expect($value.saveError == nil)
+    #expect(value.saveError == nil)
   }
 }
