@@ -8,13 +8,19 @@ import Foundation
 /// CI. A test that blocks one of them (a stress loop, `DispatchQueue.concurrentPerform`, a
 /// blocking read) stalls every other test's `await` for as long as it runs, and their
 /// deadlines then expire for no fault of theirs. Hand such work to this function instead.
+///
+/// What `body` throws is rethrown to the caller; a `body` that cannot throw makes a call that
+/// cannot either.
 @discardableResult
-public func onDedicatedThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
-  await withCheckedContinuation { continuation in
-    let thread = Thread { continuation.resume(returning: body()) }
+public func onDedicatedThread<T: Sendable, Failure: Error>(
+  _ body: @escaping @Sendable () throws(Failure) -> T
+) async throws(Failure) -> T {
+  let result = await withCheckedContinuation { continuation in
+    let thread = Thread { continuation.resume(returning: Result(catching: body)) }
     thread.name = "tether-test-dedicated"
     thread.start()
   }
+  return try result.get()
 }
 
 /// Runs `body` for each index in `0..<iterations` in parallel, one thread of its own per

@@ -34,9 +34,9 @@ struct TLSSessionTests {
     try nginx.publish("hello over TLS", as: "hello.txt")
     let context = try TLSContext(trustedCertificates: [authority.certificatePEM])
     let client = try PollingTLSClient(port: nginx.port, host: host, context: context)
-    try client.handshake()
+    try await client.handshake()
     #expect(client.session.negotiatedProtocol == "http/1.1")
-    let response = try client.get("/hello.txt")
+    let response = try await client.get("/hello.txt")
     #expect(response.status == 200)
     #expect(response.body == "hello over TLS")
     client.close()
@@ -46,7 +46,7 @@ struct TLSSessionTests {
   @Test func aServerOfAnAuthorityNotTrustedIsRefused() async throws {
     let nginx = try await NginxTLSServer.start(certificate: authority.server)
     let context = try TLSContext()  // the system store only: our CA is unknown to it
-    let failure = try handshakeFailure(port: nginx.port, host: "127.0.0.1", context)
+    let failure = try await handshakeFailure(port: nginx.port, host: "127.0.0.1", context)
     guard case .certificateUntrusted = failure else {
       Issue.record("expected an untrusted certificate, got \(String(describing: failure))")
       return
@@ -65,7 +65,7 @@ struct TLSSessionTests {
   func aCertificateForAnotherHostIsRefused(host: String) async throws {
     let nginx = try await NginxTLSServer.start(certificate: authority.otherHostServer)
     let context = try TLSContext(trustedCertificates: [authority.certificatePEM])
-    let failure = try handshakeFailure(port: nginx.port, host: host, context)
+    let failure = try await handshakeFailure(port: nginx.port, host: host, context)
     #expect(failure == .certificateHostMismatch)
     #expect(failure?.reason == "certificate is for another host")
     await nginx.stop()
@@ -74,7 +74,7 @@ struct TLSSessionTests {
   @Test func anExpiredCertificateIsRefused() async throws {
     let nginx = try await NginxTLSServer.start(certificate: authority.expiredServer)
     let context = try TLSContext(trustedCertificates: [authority.certificatePEM])
-    let failure = try handshakeFailure(port: nginx.port, host: "localhost", context)
+    let failure = try await handshakeFailure(port: nginx.port, host: "localhost", context)
     #expect(failure == .certificateExpired)
     #expect(failure?.reason == "certificate expired")
     await nginx.stop()
@@ -87,8 +87,8 @@ struct TLSSessionTests {
     let context = try TLSContext(trustedCertificates: [authority.certificatePEM])
     let client = try PollingTLSClient(port: nginx.port, host: "localhost", context: context)
     // nginx asks for a certificate but checks its absence after the handshake: HTTP 400.
-    try client.handshake()
-    let response = try client.get("/secret.txt")
+    try await client.handshake()
+    let response = try await client.get("/secret.txt")
     #expect(response.status == 400)
     #expect(response.body.contains("No required SSL certificate was sent"))
     #expect(!response.body.contains("members only"))
@@ -105,8 +105,8 @@ struct TLSSessionTests {
       clientIdentity: .init(
         certificatePEM: authority.client.certificatePEM, privateKeyPEM: authority.client.keyPEM))
     let client = try PollingTLSClient(port: nginx.port, host: "localhost", context: context)
-    try client.handshake()
-    let response = try client.get("/secret.txt")
+    try await client.handshake()
+    let response = try await client.get("/secret.txt")
     #expect(response.status == 200)
     #expect(response.body == "members only")
     client.close()
@@ -118,13 +118,12 @@ struct TLSSessionTests {
     try nginx.publish("still here", as: "idle.txt")
     let context = try TLSContext(trustedCertificates: [authority.certificatePEM])
     let client = try PollingTLSClient(port: nginx.port, host: "localhost", context: context)
-    try client.handshake()
+    try await client.handshake()
     // TLS 1.3 tickets arrive after the handshake: readable, yet nothing for HTTP.
-    var entry = pollfd(fd: client.descriptor, events: Int16(POLLIN), revents: 0)
-    #expect(poll(&entry, 1, 5_000) == 1)
+    #expect(await client.waitUntilReadable())
     var buffer = [UInt8](repeating: 0, count: 1024)
     #expect(buffer.withUnsafeMutableBytes { client.session.read(into: $0) } == .wantRead)
-    let response = try client.get("/idle.txt")
+    let response = try await client.get("/idle.txt")
     #expect(response.status == 200 && response.body == "still here")
     client.close()
     await nginx.stop()
@@ -134,7 +133,7 @@ struct TLSSessionTests {
     let nginx = try await NginxTLSServer.start(certificate: authority.server)
     let context = try TLSContext(trustedCertificates: [authority.certificatePEM])
     let client = try PollingTLSClient(port: nginx.port, host: "localhost", context: context)
-    try client.handshake()
+    try await client.handshake()
     // write(2) on a socket shut for writing raises SIGPIPE, which kills an unguarded process.
     _ = Glibc.shutdown(client.descriptor, Int32(SHUT_WR))
     let request = Array("GET / HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8)
@@ -168,19 +167,19 @@ struct TLSSessionTests {
     for _ in 0..<rounds {
       let start = clock.now
       let client = try PollingTLSClient(port: nginx.port, host: "localhost", context: context)
-      try client.handshake()
+      try await client.handshake()
       handshakes.append(clock.now - start)
-      let response = try client.get("/1k.txt")
+      let response = try await client.get("/1k.txt")
       fresh.append(clock.now - start)
       #expect(response.status == 200)
       client.close()
     }
     let client = try PollingTLSClient(port: nginx.port, host: "localhost", context: context)
-    try client.handshake()
+    try await client.handshake()
     var reused: [Duration] = []
     for _ in 0..<rounds {
       let start = clock.now
-      let response = try client.get("/1k.txt")
+      let response = try await client.get("/1k.txt")
       reused.append(clock.now - start)
       #expect(response.status == 200 && response.body.utf8.count == 1024)
     }
@@ -203,13 +202,11 @@ struct TLSSessionTests {
 
   private func handshakeFailure(
     port: UInt16, host: String, _ context: TLSContext
-  ) throws
-    -> TLSFailure?
-  {
+  ) async throws -> TLSFailure? {
     let client = try PollingTLSClient(port: port, host: host, context: context)
     defer { client.close() }
     do {
-      try client.handshake()
+      try await client.handshake()
       Issue.record("the handshake succeeded")
       return nil
     } catch let failure as TLSFailure {
@@ -218,9 +215,16 @@ struct TLSSessionTests {
   }
 }
 
-/// A blocking client over a ``TLSSession``: it waits with poll(2) for what the session asks
-/// for, then steps it again. HTTP/1.1 only as far as these tests need (Content-Length bodies).
-final class PollingTLSClient {
+/// A client over a ``TLSSession`` that waits with poll(2) for what the session asks for, then
+/// steps it again. HTTP/1.1 only as far as these tests need (Content-Length bodies).
+///
+/// Its waits block, so each step that waits (``handshake()``, ``get(_:)``,
+/// ``waitUntilReadable()``) runs on a thread of its own while the test awaits it: a blocked
+/// thread of Swift's cooperative pool (two on CI) would stall every other test.
+final class PollingTLSClient: @unchecked Sendable {
+  // @unchecked Sendable: a test uses its client from one task, one step at a time; a step
+  // runs on its dedicated thread while that task awaits it, so no two threads touch the
+  // session at once.
   /// The connected, non-blocking socket.
   let descriptor: Int32
   /// The TLS session over it.
@@ -258,7 +262,24 @@ final class PollingTLSClient {
   }
 
   /// Runs the handshake to its end.
-  func handshake() throws {
+  func handshake() async throws {
+    try await onDedicatedThread { try self.handshakeWaiting() }
+  }
+
+  /// Sends a GET and reads its answer.
+  func get(_ path: String) async throws -> (status: Int, body: String) {
+    try await onDedicatedThread { try self.getWaiting(path) }
+  }
+
+  /// Waits until the socket is readable, at most 5 s; returns whether it became so.
+  func waitUntilReadable() async -> Bool {
+    await onDedicatedThread {
+      var entry = pollfd(fd: self.descriptor, events: Int16(POLLIN), revents: 0)
+      return poll(&entry, 1, 5_000) == 1
+    }
+  }
+
+  private func handshakeWaiting() throws {
     while true {
       switch session.handshake() {
       case .done: return
@@ -269,8 +290,7 @@ final class PollingTLSClient {
     }
   }
 
-  /// Sends a GET and reads its answer.
-  func get(_ path: String) throws -> (status: Int, body: String) {
+  private func getWaiting(_ path: String) throws -> (status: Int, body: String) {
     let request = Array("GET \(path) HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8)
     var sent = 0
     while sent < request.count {

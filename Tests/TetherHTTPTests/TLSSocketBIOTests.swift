@@ -28,7 +28,7 @@ struct TLSSocketBIOTests {
     let nginx = try await NginxTLSServer.start(certificate: authority.server)
     let context = try TLSContext(trustedCertificates: [authority.certificatePEM])
     let client = try PollingTLSClient(port: nginx.port, host: "localhost", context: context)
-    try client.handshake()
+    try await client.handshake()
     // write(2) on a socket shut for writing raises SIGPIPE, which would end this process.
     _ = Glibc.shutdown(client.descriptor, Int32(SHUT_WR))
     let (result, raised) = Self.withSIGPIPEBlocked {
@@ -89,7 +89,7 @@ struct TLSSocketBIOTests {
     let context = try TLSContext(
       trustedCertificates: [authority.certificatePEM, authority.certificatePEM])
     let client = try PollingTLSClient(port: nginx.port, host: "127.0.0.1", context: context)
-    try client.handshake()
+    try await client.handshake()
     #expect(client.session.isHandshakeDone)
     client.close()
     await nginx.stop()
