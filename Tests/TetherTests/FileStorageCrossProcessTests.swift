@@ -144,6 +144,8 @@ extension FileStorageKey<Int> {
         versioned: { loaded in
           if case .success(let value) = loaded.outcome { log.append(value, loaded.version) }
         }))
+    // Behind a queued job the load runs on the file's queue: done before subscribing.
+    storage.waitForWrites()
     return subscribe(
       context: .userInitiated,
       subscriber: SharedSubscriber(versioned: { event, version in

@@ -129,6 +129,8 @@ extension FileStorageKey where Value: Equatable {
   /// Loads then subscribes, as a new reference does, logging every event after the load.
   func subscribe(into log: EventLog<KeyEvent<Value>>) -> SharedSubscription {
     load(context: .userInitiated, continuation: LoadContinuation { _ in })
+    // Behind a queued job the load runs on the file's queue: done before subscribing.
+    storage.waitForWrites()
     return subscribe(
       context: .userInitiated,
       subscriber: SharedSubscriber { event in
@@ -150,6 +152,16 @@ extension FileStorageKey {
       context: context, continuation: LoadContinuation { value in result.withLock { $0 = value } })
     // The file key resumes synchronously.
     return result.withLock { $0 } ?? .failure(CancellationError())
+  }
+
+  /// The result of `load(context:)`, resumed on whichever thread the key resumes it (a
+  /// user-initiated load behind a queued or pending write resumes from the file's queue).
+  func awaitedLoadResult(_ context: LoadContext<Value>) async -> Result<Value?, any Error> {
+    await withCheckedContinuation { continuation in
+      load(
+        context: context,
+        continuation: LoadContinuation { continuation.resume(returning: $0) })
+    }
   }
 
   /// Calls `save`, derived from `version`, and waits for its continuation.

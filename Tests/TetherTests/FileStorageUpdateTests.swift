@@ -94,6 +94,38 @@ import TetherTesting
     #expect(decodeFile(url, as: Int.self) == count)
   }
 
+  /// A `$value.load()` made while a save of this process waits for another process's lock
+  /// does not park its caller's thread (one of the cooperative pool's few) behind that save:
+  /// the key's `load` returns at once, and the load resumes, with the saved value, once the
+  /// lock is released and the save written.
+  @Test func aLoadBehindASaveWaitingForAnotherProcessesLockDoesNotBlockItsCaller() async throws {
+    let url = directory.file("count.json")
+    let key: FileStorageKey<Int> = .fileStorage(url)
+    let holder = try ChildProcess(["file-hold-lock", url.path, "30"])
+    try await holder.waitForLine("locked")
+    let saved = EventLog<String>()
+    key.save(5, .userInitiated, outcomes: saved)  // Written at once: waits for the lock.
+    let log = EventLog<String>()
+    // On a thread of its own, so that a load that blocks (the defect) fails the test, not the
+    // run: the lock is released below either way.
+    Thread {
+      key.load(
+        context: .userInitiated,
+        continuation: LoadContinuation { result in
+          log.append("resumed with \(String(describing: try? result.get()))")
+        })
+      log.append("returned")
+    }.start()
+    #expect(await log.wait(timeout: .seconds(5)) { $0 == "returned" })
+    #expect(log.events == ["returned"], "resumed before the save was written: \(log.events)")
+    #expect(holder.isRunning)  // Still holding the lock.
+    holder.closeInput()
+    #expect(try await holder.waitForExit() == .exited(0))
+    #expect(await log.wait { $0 == "resumed with Optional(5)" }, "\(log.events)")
+    #expect(await saved.wait { $0 == ["saved"] })
+    #expect(decodeFile(url, as: Int.self) == 5)
+  }
+
   @Test func updateTransformsTheStoredValueAndReturnsWhatItStored() async throws {
     let url = directory.file("count.json")
     let key: FileStorageKey<Int> = .fileStorage(url)

@@ -148,6 +148,35 @@ final class FileStorage: Sendable {
     }
   }
 
+  /// Loads as ``load(flushingPending:maximumSize:decode:)`` does and hands the result to
+  /// `completion`, without making the caller wait for another writer: a job on the queue, or a
+  /// pending write to flush, may wait for the file's lock while another process holds it, so
+  /// then the load runs on the queue after them and `completion` is called there. Otherwise
+  /// (the usual case: nothing queued, nothing to flush) it runs at once, and `completion` is
+  /// called before this returns. For `$value.load()`, awaited from Swift's cooperative pool,
+  /// whose few threads must never wait on a lock.
+  func load<Value: Sendable>(
+    flushingPending: Bool, maximumSize: Int, decode: @escaping @Sendable (Data) throws -> Value,
+    completion: @escaping @Sendable (Result<(Value?, SharedVersion?), any Error>) -> Void
+  ) {
+    let run: @Sendable () -> Result<(Value?, SharedVersion?), any Error> = {
+      self.load(flushingPending: flushingPending, maximumSize: maximumSize, decode: decode)
+    }
+    if isOnQueue { return completion(run()) }
+    // Reserving the backlog (0 → 1) means no job is on the queue or waiting for it, as in
+    // `update`; a pending write would take the lock, so its flush goes to the queue too.
+    if backlog.compareExchange(expected: 0, desired: 1, ordering: .acquiringAndReleasing).exchanged
+    {
+      let result = queue.sync { () -> Result<(Value?, SharedVersion?), any Error>? in
+        if flushingPending, state.withLock({ $0.pending != nil }) { return nil }
+        return run()
+      }
+      backlog.subtract(1, ordering: .releasing)
+      if let result { return completion(result) }
+    }
+    async { completion(run()) }
+  }
+
   /// Records what is on disk now; returns its version (see `State.see`).
   @discardableResult
   func record(_ disk: Disk) -> SharedVersion? {

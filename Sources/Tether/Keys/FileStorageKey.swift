@@ -155,21 +155,38 @@ public struct FileStorageKey<Value: Sendable>: AtomicSharedKey {
     return storage
   }
 
-  /// Reads the file synchronously, handing over the file's version (see ``SharedVersion``):
-  /// a missing or empty file is the initial value, a file
-  /// that does not decode fails with ``FileStorageKeyError/decodingFailed(url:preservedAt:underlying:)``
-  /// after its bytes were moved aside. A `.userInitiated` load first writes any pending save.
+  /// Reads the file, handing over the file's version (see ``SharedVersion``): a missing or
+  /// empty file is the initial value, a file that does not decode fails with
+  /// ``FileStorageKeyError/decodingFailed(url:preservedAt:underlying:)`` after its bytes were
+  /// moved aside.
+  ///
+  /// - A new holder's first load (`.initialValue`) reads synchronously, so the holder starts
+  ///   with the stored value, as swift-sharing's file key does.
+  /// - A `.userInitiated` load (`$value.load()`) first writes any pending save. It resumes
+  ///   before returning when nothing of this file is queued; when a write is queued or pending,
+  ///   which may wait for another process's lock, it resumes from the file's queue after that
+  ///   write instead of blocking the caller's thread.
   public func load(context: LoadContext<Value>, continuation: LoadContinuation<Value>) {
     let storage: FileStorage
     switch backend {
     case .memory(let files): return continuation.resume(with: load(from: files))
     case .disk(let disk): storage = disk
     }
-    let isUserInitiated: Bool
-    if case .userInitiated = context { isUserInitiated = true } else { isUserInitiated = false }
-    switch storage.load(
-      flushingPending: isUserInitiated, maximumSize: maximumFileSize, decode: decode)
-    {
+    guard case .userInitiated = context else {
+      return Self.resume(
+        continuation,
+        with: storage.load(flushingPending: false, maximumSize: maximumFileSize, decode: decode))
+    }
+    storage.load(flushingPending: true, maximumSize: maximumFileSize, decode: decode) { result in
+      Self.resume(continuation, with: result)
+    }
+  }
+
+  private static func resume(
+    _ continuation: LoadContinuation<Value>,
+    with result: Result<(Value?, SharedVersion?), any Error>
+  ) {
+    switch result {
     case .success((let value?, let version)):
       continuation.resume(returning: value, version: version)
     case .success((nil, let version)): continuation.resumeReturningInitialValue(version: version)
